@@ -1,0 +1,147 @@
+// The a2a/0.1 envelope (agentline.md): shape, the nine-field signing input, building and signing.
+import { fromBase64, toBase64, utf8 } from "./encoding.ts";
+import { RelayError } from "./errors.ts";
+import { payloadHash } from "./payload-hash.ts";
+
+export const ENVELOPE_VERSION = "a2a/0.1";
+export const ENVELOPE_TYPES = [
+  "message",
+  "ack",
+  "result",
+  "error",
+  "contact_request",
+  "contact_request_response",
+  "contact_removed",
+  "system",
+] as const;
+export type EnvelopeType = (typeof ENVELOPE_TYPES)[number];
+export const RECEIPT_TYPES: ReadonlySet<EnvelopeType> = new Set(["ack", "result", "error"]);
+/** Hub-made envelopes carry this sender and an empty signature (agentline.md). */
+export const HUB_SENDER = "hub";
+
+export interface EnvelopeSignature {
+  alg: "ed25519";
+  key_id: string;
+  value: string;
+}
+
+export interface Envelope {
+  v: typeof ENVELOPE_VERSION;
+  msg_id: string;
+  ts: number;
+  from: string;
+  to: string;
+  type: EnvelopeType;
+  reply_to: string | null;
+  ttl_sec: number;
+  payload: Record<string, unknown>;
+  payload_hash: string;
+  sig: EnvelopeSignature;
+  /** Hubs add unsigned extras (topic, goal, mentions); they are kept, never trusted. */
+  [extra: string]: unknown;
+}
+
+export type UnsignedEnvelope = Omit<Envelope, "sig">;
+
+const MAX_ID_LENGTH = 128;
+const MAX_TTL_SEC = 30 * 24 * 3600;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function invalid(field: string, expected: string): RelayError {
+  return new RelayError(400, "invalid_envelope", `envelope field "${field}" must be ${expected}`);
+}
+
+function shortString(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH;
+}
+
+/** Checks the shape of an a2a/0.1 envelope; throws RelayError(400, invalid_envelope) naming the field. */
+export function parseEnvelope(value: unknown): Envelope {
+  if (!isPlainObject(value)) throw new RelayError(400, "invalid_envelope", "the body must be a JSON object (an a2a/0.1 envelope)");
+  if (value.v !== ENVELOPE_VERSION) throw invalid("v", `"${ENVELOPE_VERSION}"`);
+  if (!shortString(value.msg_id)) throw invalid("msg_id", `a string of 1..${MAX_ID_LENGTH} characters`);
+  if (!Number.isSafeInteger(value.ts)) throw invalid("ts", "an integer (unix seconds)");
+  if (!shortString(value.from)) throw invalid("from", "an agent id");
+  if (!shortString(value.to)) throw invalid("to", "an agent id");
+  if (!ENVELOPE_TYPES.includes(value.type as EnvelopeType)) throw invalid("type", `one of ${ENVELOPE_TYPES.join(", ")}`);
+  if (value.reply_to !== null && value.reply_to !== undefined && !shortString(value.reply_to)) {
+    throw invalid("reply_to", "null or a msg_id");
+  }
+  if (RECEIPT_TYPES.has(value.type as EnvelopeType) && !shortString(value.reply_to)) {
+    throw invalid("reply_to", "the msg_id this receipt answers");
+  }
+  const ttl = value.ttl_sec;
+  if (typeof ttl !== "number" || !Number.isInteger(ttl) || ttl < 0 || ttl > MAX_TTL_SEC) {
+    throw invalid("ttl_sec", `an integer from 0 to ${MAX_TTL_SEC}`);
+  }
+  if (!isPlainObject(value.payload)) throw invalid("payload", "a JSON object");
+  if (typeof value.payload_hash !== "string" || !value.payload_hash.startsWith("sha256:")) {
+    throw invalid("payload_hash", '"sha256:<hex>"');
+  }
+  const sig = value.sig;
+  if (!isPlainObject(sig) || sig.alg !== "ed25519" || typeof sig.key_id !== "string" || typeof sig.value !== "string") {
+    throw invalid("sig", '{"alg":"ed25519","key_id":"k_…","value":"<base64>"}');
+  }
+  return { ...value, reply_to: (value.reply_to as string | null | undefined) ?? null } as Envelope;
+}
+
+/** UTF-8 of v, msg_id, ts, from, to, type, reply_to or "", ttl_sec, payload_hash joined by \n. */
+export function signingInput(envelope: UnsignedEnvelope): Uint8Array {
+  return utf8(
+    [
+      envelope.v,
+      envelope.msg_id,
+      String(envelope.ts),
+      envelope.from,
+      envelope.to,
+      envelope.type,
+      envelope.reply_to ?? "",
+      String(envelope.ttl_sec),
+      envelope.payload_hash,
+    ].join("\n"),
+  );
+}
+
+export interface EnvelopeDraft {
+  from: string;
+  to: string;
+  type: EnvelopeType;
+  payload: Record<string, unknown>;
+  reply_to?: string | null;
+  ttl_sec?: number;
+  msg_id?: string;
+  ts?: number;
+}
+
+export const DEFAULT_ENVELOPE_TTL_SEC = 3600;
+
+export function draftEnvelope(draft: EnvelopeDraft): UnsignedEnvelope {
+  return {
+    v: ENVELOPE_VERSION,
+    msg_id: draft.msg_id ?? crypto.randomUUID(),
+    ts: draft.ts ?? Math.floor(Date.now() / 1000),
+    from: draft.from,
+    to: draft.to,
+    type: draft.type,
+    reply_to: draft.reply_to ?? null,
+    ttl_sec: draft.ttl_sec ?? DEFAULT_ENVELOPE_TTL_SEC,
+    payload: draft.payload,
+    payload_hash: payloadHash(draft.payload),
+  };
+}
+
+export type SignFunction = (message: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+
+export async function signEnvelope(unsigned: UnsignedEnvelope, keyId: string, sign: SignFunction): Promise<Envelope> {
+  const value = toBase64(await sign(signingInput(unsigned)));
+  return { ...unsigned, sig: { alg: "ed25519", key_id: keyId, value } } as Envelope;
+}
+
+/** The 64 signature bytes, or null when sig.value is not base64 of 64 bytes. */
+export function signatureBytes(envelope: Envelope): Uint8Array | null {
+  const bytes = fromBase64(envelope.sig.value);
+  return bytes && bytes.length === 64 ? bytes : null;
+}

@@ -1,0 +1,45 @@
+// Agentline identities: "ed25519:<base64 of 32 raw bytes>" keys and the ag_ ids derived from them.
+// Rule (agentline.md): ag_ + first 12 hex of sha256 over the 44-char base64 TEXT, not the raw bytes.
+import { sha256 } from "@noble/hashes/sha2.js";
+import { fromBase64, toBase64, toHex, utf8 } from "./encoding.ts";
+import { isSmallOrderPoint } from "./ed25519.ts";
+
+export const AGENT_ID_PATTERN = /^ag_[0-9a-f]{12}$/;
+export const KEY_ID_PATTERN = /^k_[A-Za-z0-9_-]{1,64}$/;
+const PUBKEY_PREFIX = "ed25519:";
+
+export function isAgentId(value: unknown): value is string {
+  return typeof value === "string" && AGENT_ID_PATTERN.test(value);
+}
+
+export function isKeyId(value: unknown): value is string {
+  return typeof value === "string" && KEY_ID_PATTERN.test(value);
+}
+
+export function formatPublicKey(raw: Uint8Array): string {
+  return PUBKEY_PREFIX + toBase64(raw);
+}
+
+/**
+ * Parses "ed25519:<b64>" into the 32 raw bytes, or null. Small-order points are refused: a signature
+ * under such a key can verify for messages its holder never signed, so they can never be an identity.
+ */
+export function parsePublicKey(text: unknown): Uint8Array | null {
+  if (typeof text !== "string" || !text.startsWith(PUBKEY_PREFIX)) return null;
+  const raw = fromBase64(text.slice(PUBKEY_PREFIX.length));
+  if (!raw || raw.length !== 32 || isSmallOrderPoint(raw)) return null;
+  return raw;
+}
+
+/** ag_ id for a key given as text; the text must already be the canonical "ed25519:<b64>" form. */
+export function agentIdFor(publicKeyText: string): string {
+  const base64Text = publicKeyText.startsWith(PUBKEY_PREFIX)
+    ? publicKeyText.slice(PUBKEY_PREFIX.length)
+    : publicKeyText;
+  return "ag_" + toHex(sha256(utf8(base64Text))).slice(0, 12);
+}
+
+/** A key id for keys that never met a hub: k_ + 12 hex of sha256 over the key text. */
+export function defaultKeyIdFor(publicKeyText: string): string {
+  return "k_" + toHex(sha256(utf8(publicKeyText))).slice(0, 12);
+}

@@ -1,0 +1,11 @@
+// The platform-free protocol shared by worker/ and local-agent/: no cloudflare:*, hono or node:* here.
+export * from "./encoding.ts";
+export * from "./errors.ts";
+export * from "./identity.ts";
+export * from "./payload-hash.ts";
+export * from "./ed25519.ts";
+export * from "./envelope.ts";
+export * from "./verify-envelope.ts";
+export * from "./signed-request.ts";
+export * from "./frames.ts";
+export * from "./limits.ts";

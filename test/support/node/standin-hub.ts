@@ -1,0 +1,79 @@
+// A stand-in Agentline hub for tests: a real HTTP server on an ephemeral loopback port.
+// It serves key look-ups and receipt posting like a hub, and a /__test API to script and inspect it.
+// Tests share one instance, so everything is keyed by agent id (each test makes fresh agents).
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+
+interface HubKey {
+  key_id: string;
+  pubkey: string;
+  state: string;
+  agent_id?: string;
+}
+
+export interface StandinHub {
+  url: string;
+  server: Server;
+  close(): Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
+
+export async function startStandinHub(): Promise<StandinHub> {
+  const keys = new Map<string, HubKey>(); // "agent/key" -> record
+  const lookups = new Map<string, number>();
+  const receipts = new Map<string, unknown[]>(); // receipt `from` -> bodies, including refused ones
+  const receiptScripts = new Map<string, number[]>(); // receipt `from` -> statuses to answer in turn
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const url = new URL(req.url ?? "/", "http://hub");
+      const parts = url.pathname.split("/").filter(Boolean);
+      if (req.method === "GET" && parts[0] === "registry" && parts[1] === "agents" && parts[3] === "keys" && parts.length === 5) {
+        const id = `${parts[2]}/${parts[4]}`;
+        lookups.set(id, (lookups.get(id) ?? 0) + 1);
+        const key = keys.get(id);
+        return key ? json(res, 200, { ...key, created_at: "2026-01-01T00:00:00Z" }) : json(res, 404, { detail: "Key not found" });
+      }
+      if (req.method === "POST" && url.pathname === "/hub/receipt") {
+        const text = await readBody(req);
+        const from = String((JSON.parse(text) as { from?: unknown }).from);
+        receipts.set(from, [...(receipts.get(from) ?? []), JSON.parse(text)]);
+        const status = receiptScripts.get(from)?.shift() ?? 200;
+        return json(res, status, status === 200 ? { received: true } : { detail: "scripted failure" });
+      }
+      if (parts[0] === "__test") {
+        const body = req.method === "GET" ? null : JSON.parse((await readBody(req)) || "null");
+        if (req.method === "PUT" && parts[1] === "keys") {
+          const key = body as HubKey & { owner: string };
+          keys.set(`${key.owner}/${key.key_id}`, key);
+          return json(res, 200, { ok: true });
+        }
+        if (req.method === "GET" && parts[1] === "lookups") return json(res, 200, { count: lookups.get(`${parts[2]}/${parts[3]}`) ?? 0 });
+        if (req.method === "PUT" && parts[1] === "receipt-script") {
+          receiptScripts.set(parts[2]!, [...(body as number[])]);
+          return json(res, 200, { ok: true });
+        }
+        if (req.method === "GET" && parts[1] === "receipts") return json(res, 200, receipts.get(parts[2]!) ?? []);
+      }
+      json(res, 404, { detail: "Not Found" });
+    })().catch((err: unknown) => json(res, 500, { detail: String(err) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("stand-in hub did not get a TCP port");
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    server,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

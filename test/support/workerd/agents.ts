@@ -1,0 +1,134 @@
+// Test identities and signed requests, made with the protocol module exactly as a real client would.
+import { env, exports } from "cloudflare:workers";
+import {
+  agentIdFor,
+  defaultKeyIdFor,
+  draftEnvelope,
+  formatPublicKey,
+  generateSeed,
+  publicKeyFromSeed,
+  signEnvelope,
+  signWithSeed,
+  signedRequestHeaders,
+  toBase64,
+  utf8,
+} from "../../../protocol/index.ts";
+import type { Envelope, EnvelopeDraft } from "../../../protocol/index.ts";
+
+export const RELAY = "https://relay.test";
+
+export interface TestAgent {
+  id: string;
+  seed: Uint8Array;
+  publicKey: string;
+  keyId: string;
+  receiptSeed: Uint8Array;
+  receiptKeyId: string;
+  receiptPublicKey: string;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+export function newAgent(): TestAgent {
+  const seed = generateSeed();
+  const publicKey = formatPublicKey(publicKeyFromSeed(seed));
+  const receiptSeed = generateSeed();
+  const receiptPublicKey = formatPublicKey(publicKeyFromSeed(receiptSeed));
+  return {
+    id: agentIdFor(publicKey),
+    seed,
+    publicKey,
+    keyId: defaultKeyIdFor(publicKey),
+    receiptSeed,
+    receiptKeyId: defaultKeyIdFor(receiptPublicKey),
+    receiptPublicKey,
+    sign: (message) => signWithSeed(seed, message),
+  };
+}
+
+export function relayFetch(path: string, init?: RequestInit): Promise<Response> {
+  return exports.default.fetch(new Request(RELAY + path, init));
+}
+
+/** A request signed with `signer` (default: the agent's own key), as clawrelay's clients sign them. */
+export async function signedFetch(
+  agent: TestAgent,
+  method: string,
+  pathWithQuery: string,
+  body?: unknown,
+  signer: { publicKey: string; sign(m: Uint8Array): Uint8Array } = agent,
+): Promise<Response> {
+  const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
+  const headers = await signedRequestHeaders(signer.publicKey, method, pathWithQuery, bytes, (m) => signer.sign(m));
+  return relayFetch(pathWithQuery, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    ...(body === undefined ? {} : { body: bytes }),
+  });
+}
+
+export interface ClaimedInbox {
+  agent: TestAgent;
+  token: string;
+  response: Record<string, unknown>;
+}
+
+/** Claims an inbox whose hub is the stand-in hub; extra fields go into the claim body. */
+export async function claimInbox(agent: TestAgent = newAgent(), extra: Record<string, unknown> = {}): Promise<ClaimedInbox> {
+  const response = await signedFetch(agent, "PUT", `/inbox/${agent.id}`, {
+    keys: [{ key_id: agent.keyId, pubkey: agent.publicKey }],
+    receipt_key: { key_id: agent.receiptKeyId, private_key: toBase64(agent.receiptSeed) },
+    hub_url: env.TEST_HUB_URL,
+    ...extra,
+  });
+  const json = (await response.json()) as Record<string, unknown>;
+  if (response.status !== 201) throw new Error(`claim failed: ${response.status} ${JSON.stringify(json)}`);
+  return { agent, token: String(json.webhook_token), response: json };
+}
+
+export function envelopeFrom(
+  sender: TestAgent,
+  to: string,
+  overrides: Partial<EnvelopeDraft> = {},
+): Promise<Envelope> {
+  const draft = draftEnvelope({ from: sender.id, to, type: "message", payload: { text: "hello" }, ...overrides });
+  return signEnvelope(draft, sender.keyId, (m) => sender.sign(m));
+}
+
+export function postEnvelope(envelope: unknown, to?: string): Promise<Response> {
+  const target = to ?? (envelope as Envelope).to;
+  return relayFetch(`/inbox/${target}/envelopes`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(envelope),
+  });
+}
+
+export function postHook(inbox: ClaimedInbox, subpath: string, body: BodyInit, headers: Record<string, string> = {}): Promise<Response> {
+  return relayFetch(`/inbox/${inbox.agent.id}/hooks/${subpath}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${inbox.token}`, "content-type": "application/json", ...headers },
+    body,
+  });
+}
+
+/** Publishes the agent's key at the stand-in hub, as if registered there. */
+export async function registerAtHub(agent: TestAgent, state = "active", claimedOwner?: string): Promise<void> {
+  await fetch(`${env.TEST_HUB_URL}/__test/keys`, {
+    method: "PUT",
+    body: JSON.stringify({ owner: agent.id, key_id: agent.keyId, pubkey: agent.publicKey, state, ...(claimedOwner ? { agent_id: claimedOwner } : {}) }),
+  });
+}
+
+export async function hubReceipts(agentId: string): Promise<Envelope[]> {
+  return (await (await fetch(`${env.TEST_HUB_URL}/__test/receipts/${agentId}`)).json()) as Envelope[];
+}
+
+export async function hubLookups(agentId: string, keyId: string): Promise<number> {
+  return ((await (await fetch(`${env.TEST_HUB_URL}/__test/lookups/${agentId}/${keyId}`)).json()) as { count: number }).count;
+}
+
+export async function errorCode(response: Response): Promise<string> {
+  const body = (await response.json()) as { error?: { code?: string; message?: string } };
+  if (!body.error?.code || !body.error.message) throw new Error(`not the JSON error shape: ${JSON.stringify(body)}`);
+  return body.error.code;
+}

@@ -1,0 +1,12 @@
+// Bindings the workerd tests see: the Worker's own plus the stand-in hub's URL (vitest.config.ts).
+import type { Inbox } from "../../../worker/inbox.ts";
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      INBOX: DurableObjectNamespace<Inbox>;
+      DEFAULT_HUB_URL: string;
+      TEST_HUB_URL: string;
+    }
+  }
+}

@@ -1,0 +1,26 @@
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Tools started here must not phone home (toolchain.md).
+process.env.WRANGLER_SEND_METRICS = "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { TEST_HUB_URL: inject("hubUrl") } },
+          })),
+        ],
+        test: {
+          name: "workerd",
+          include: ["test/worker/**/*.test.ts", "test/protocol/**/*.test.ts"],
+          globalSetup: ["test/support/node/hub-global-setup.ts"],
+        },
+      },
+    ],
+  },
+});

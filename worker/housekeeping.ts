@@ -1,0 +1,67 @@
+// What the inbox's alarm does. Alarms are at-least-once (cloudflare.md), so every step is idempotent:
+// deleting what has expired, closing sockets that never authenticated, retrying queued receipts.
+import { CLOSE_CODES, isAgentId } from "../protocol/index.ts";
+import { postHubReceipt } from "./hub-client.ts";
+import type { Inbox } from "./inbox.ts";
+import { signTtlExpired } from "./receipts.ts";
+import { closeSocket, send, stateOf } from "./socket-session.ts";
+
+const MAX_RETRY_DELAY_MS = 60_000;
+
+/** The hub's own schedule for webhook retries: 1, 2, 4 … 60 s. */
+export function retryDelayMs(attempts: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** attempts);
+}
+
+export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<number | null> {
+  let next: number | null = null;
+  const consider = (at: number) => {
+    next = next === null ? at : Math.min(next, at);
+  };
+
+  for (const ws of inbox.sockets()) {
+    const state = stateOf(ws);
+    if (state && !state.authed) {
+      if (state.deadline <= nowMs) {
+        send(ws, { type: "error", code: "auth_timeout", message: "no auth frame arrived in time after the challenge" });
+        closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout");
+      } else consider(state.deadline);
+    }
+  }
+
+  const expired = inbox.store.expireMessages(nowMs);
+  const config = inbox.config;
+  if (config) {
+    for (const message of expired) {
+      // The sender learns its message was never collected, as the hub would tell it (TTL_EXPIRED).
+      if (message.env_type !== "message" || !message.sender || !message.msg_id || !isAgentId(message.sender)) continue;
+      const receipt = await signTtlExpired(config, await inbox.signer(), { sender: message.sender, msg_id: message.msg_id }, Math.floor(nowMs / 1000));
+      await inbox.sendToSibling(message.sender, receipt);
+    }
+  }
+  inbox.store.sweepExpiredRecords(nowMs);
+
+  for (const item of inbox.store.dueOutbox(nowMs)) {
+    let outcome: "accepted" | "gone" | "retry";
+    if (item.target.startsWith("hub:")) {
+      outcome = await postHubReceipt(item.target.slice(4), item.body);
+    } else {
+      const agentId = item.target.slice("relay:".length);
+      try {
+        const result = await inbox.sibling(agentId).acceptSiblingReceipt(item.body);
+        outcome = result === "stored" ? "accepted" : result === "no_inbox" ? "gone" : "retry";
+      } catch {
+        outcome = "retry";
+      }
+    }
+    if (outcome === "retry" && nowMs + retryDelayMs(item.attempts) < item.expires_at) {
+      inbox.store.rescheduleOutbox(item.id, item.attempts + 1, nowMs + retryDelayMs(item.attempts));
+    } else {
+      inbox.store.removeOutbox(item.id);
+    }
+  }
+
+  const stored = inbox.store.nextDueAt();
+  if (stored !== null) consider(stored);
+  return next;
+}

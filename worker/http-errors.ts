@@ -1,0 +1,22 @@
+// The one place a failure becomes an HTTP answer: {"error":{"code","message"}} with a stable code.
+// Used as onError/notFound by both the edge app (app.ts) and the inbox's router (inbox-routes.ts).
+import type { Context } from "hono";
+import { RelayError, errorBody } from "../protocol/index.ts";
+
+export function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(errorBody(code, message)), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+export function handleError(err: Error, c: Context): Response {
+  if (err instanceof RelayError) return errorResponse(err.status, err.code, err.message, err.headers);
+  // Unknown failures: log the detail (never request secrets, which are not in the error), answer generically.
+  console.error(`clawrelay: unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);
+  return errorResponse(500, "internal_error", "the relay failed while handling this request; it was not stored, retry later");
+}
+
+export function handleNotFound(c: Context): Response {
+  return errorResponse(404, "not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see the README's HTTP API table`);
+}

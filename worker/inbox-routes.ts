@@ -1,0 +1,152 @@
+// HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged).
+import { Hono } from "hono";
+import {
+  LONG_POLL_MAX_SEC,
+  POLL_MAX_LIMIT,
+  RelayError,
+  TIMESTAMP_WINDOW_SEC,
+  parseEnvelope,
+} from "../protocol/index.ts";
+import { deliveryFrame } from "./delivery-frame.ts";
+import { handleError, handleNotFound } from "./http-errors.ts";
+import { classifyHookBody, isValidSubpath } from "./hook-body.ts";
+import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
+import type { Inbox } from "./inbox.ts";
+import { acceptEnvelope, acceptOpaqueHook } from "./intake.ts";
+import { parseJsonBody, readBodyCapped } from "./request-body.ts";
+import { verifySignedRequest } from "./request-auth.ts";
+import { openSession } from "./socket-session.ts";
+import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./webhook-token.ts";
+
+const CLAIM_BODY_LIMIT = 256 * 1024;
+
+function inboxUrls(request: Request, agentId: string) {
+  const base = `${new URL(request.url).origin}/inbox/${agentId}`;
+  const ws = base.replace(/^http/, "ws");
+  return { inbox: base, hooks: `${base}/hooks`, envelopes: `${base}/envelopes`, connect: `${ws}/connect`, messages: `${base}/messages` };
+}
+
+function queryInteger(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new RelayError(400, "invalid_query", `${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+export function inboxRouter(inbox: Inbox): Hono {
+  const app = new Hono();
+  app.onError(handleError);
+  app.notFound(handleNotFound);
+
+  app.put("/inbox/:agent_id", async (c) => {
+    const agentId = c.req.param("agent_id");
+    const now = Date.now();
+    const body = await readBodyCapped(c.req.raw, CLAIM_BODY_LIMIT);
+    const signed = await verifySignedRequest(c.req.raw, body, Math.floor(now / 1000));
+    const existing = inbox.config;
+    if (!keyMayActFor(existing, agentId, signed.publicKey)) {
+      throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is neither the key whose id derives to ${agentId} nor a key that key authorised`);
+    }
+    if (!inbox.store.useNonce(signed.nonce, (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000)) {
+      throw new RelayError(409, "replayed_request", "this signed request was already used; sign it again with a fresh nonce");
+    }
+    const json = parseJsonBody(body) as Record<string, unknown>;
+    const rotate = !existing || (typeof json === "object" && json !== null && json.rotate_webhook_token === true);
+    const token = rotate ? mintWebhookToken() : null;
+    const config = applyClaim({
+      agentId,
+      signerKey: signed.publicKey,
+      body: json,
+      existing,
+      webhookTokenHash: token ? hashWebhookToken(token) : null,
+      nowMs: now,
+      defaultHubUrl: inbox.defaultHubUrl(),
+    });
+    inbox.setConfig(config, existing?.hub_url !== config.hub_url);
+    const urls = inboxUrls(c.req.raw, agentId);
+    return c.json(
+      {
+        agent_id: agentId,
+        created: !existing,
+        urls,
+        ...(token ? { webhook_token: token, hub_registration: { url: urls.hooks, webhook_token: token } } : {}),
+        config: publicView(config),
+      },
+      existing ? 200 : 201,
+    );
+  });
+
+  app.post("/inbox/:agent_id/hooks/*", async (c) => {
+    const config = inbox.requireConfig();
+    const token = presentedWebhookToken(c.req.raw.headers);
+    if (!token) throw new RelayError(401, "missing_webhook_token", "send the inbox's webhook token as Authorization: Bearer <token> (or x-openclaw-token)");
+    if (!webhookTokenMatches(token, config.webhook_token_hash)) {
+      throw new RelayError(401, "invalid_webhook_token", "the webhook token is not this inbox's; use the token shown when the inbox was claimed, or rotate it");
+    }
+    const prefix = `/inbox/${config.agent_id}/hooks/`;
+    const subpath = decodeURIComponent(new URL(c.req.url).pathname.slice(prefix.length)).replace(/\/+$/, "");
+    const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
+    const shape = classifyHookBody(body);
+    // The hub probes both sub-paths with {"probe": true} at registration; a probe is never stored.
+    if (shape.kind === "probe") return c.json({ ok: true, probe: true }, 200);
+    if (!isValidSubpath(subpath)) {
+      throw new RelayError(400, "invalid_subpath", "the sub-path after /hooks/ must be segments of [A-Za-z0-9._~-], e.g. agentgram_inbox/agent");
+    }
+    const arrival = { via: "hook" as const, body, subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
+    const intake = inbox.intake();
+    const answer =
+      shape.kind === "envelope" ? await acceptEnvelope(intake, parseEnvelope(shape.envelope), arrival) : await acceptOpaqueHook(intake, arrival);
+    return c.json(answer, 202);
+  });
+
+  app.post("/inbox/:agent_id/envelopes", async (c) => {
+    const config = inbox.requireConfig();
+    const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
+    const envelope = parseEnvelope(parseJsonBody(body));
+    const answer = await acceptEnvelope(inbox.intake(), envelope, { via: "direct", body });
+    return c.json(answer, 202);
+  });
+
+  app.get("/inbox/:agent_id/connect", async (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      throw new RelayError(426, "upgrade_required", "connect with a WebSocket (Upgrade: websocket)");
+    }
+    const config = inbox.requireConfig();
+    const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
+    inbox.acceptSocket(server);
+    await inbox.ensureAlarm(openSession(server, config.agent_id, Date.now()));
+    return new Response(null, { status: 101, webSocket: client });
+  });
+
+  app.get("/inbox/:agent_id/messages", async (c) => {
+    const config = inbox.requireConfig();
+    const signed = await verifySignedRequest(c.req.raw, new Uint8Array(0), Math.floor(Date.now() / 1000));
+    if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
+      throw new RelayError(403, "key_not_authorised", `${signed.publicKey} may not read this inbox`);
+    }
+    const after = queryInteger(c.req.query("after"), "after", 0, Number.MAX_SAFE_INTEGER, 0);
+    const limit = queryInteger(c.req.query("limit"), "limit", 1, POLL_MAX_LIMIT, 50);
+    const timeout = queryInteger(c.req.query("timeout"), "timeout", 0, LONG_POLL_MAX_SEC, 0);
+    const ackText = c.req.query("ack") ?? "true";
+    if (ackText !== "true" && ackText !== "false") throw new RelayError(400, "invalid_query", 'ack must be "true" or "false"');
+    // ack=true commits the cursor: everything up to `after` was finished by the caller.
+    if (ackText === "true" && after > 0) {
+      inbox.store.acknowledge({ upTo: after });
+      inbox.wakeConsumers();
+    }
+    let rows = inbox.store.messagesAfter(after, limit + 1);
+    if (rows.length === 0 && timeout > 0) {
+      await inbox.waitForMessage(timeout * 1000);
+      rows = inbox.store.messagesAfter(after, limit + 1);
+    }
+    const messages = rows.slice(0, limit).map(deliveryFrame);
+    return c.json({
+      messages,
+      count: messages.length,
+      has_more: rows.length > limit,
+      next_after: messages.length > 0 ? messages[messages.length - 1]!.id : after,
+    });
+  });
+
+  return app;
+}

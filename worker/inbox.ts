@@ -1,0 +1,252 @@
+// One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's
+// WebSocket and the alarm that expires messages and retries receipts. Decisions live in intake.ts,
+// socket-session.ts and inbox-store.ts; HTTP parsing in inbox-routes.ts.
+import { DurableObject } from "cloudflare:workers";
+import {
+  CLOSE_CODES,
+  PING_FRAME,
+  PONG_FRAME,
+  RelayError,
+  isAgentId,
+  parseClientFrame,
+  parseEnvelope,
+} from "../protocol/index.ts";
+import type { Envelope, KeyRecord } from "../protocol/index.ts";
+import type { Env } from "./env.ts";
+import { fetchHubKey } from "./hub-client.ts";
+import type { InboxConfig } from "./inbox-config.ts";
+import { inboxRouter } from "./inbox-routes.ts";
+import { InboxStore } from "./inbox-store.ts";
+import type { IntakeContext } from "./intake.ts";
+import { KeyResolver } from "./key-resolver.ts";
+import { runHousekeeping } from "./housekeeping.ts";
+import { RateLimiter } from "./rate-limiter.ts";
+import { receiptSigner } from "./receipts.ts";
+import type { Signer } from "./receipts.ts";
+import { authenticate, beginDelivery, closeSocket, pump, send, stateOf } from "./socket-session.ts";
+
+export type SiblingResult = "stored" | "no_inbox" | "full";
+
+export class Inbox extends DurableObject<Env> {
+  readonly store: InboxStore;
+  config: InboxConfig | null;
+  readonly rates = new RateLimiter();
+  readonly keys: KeyResolver;
+  private signerPromise: Promise<Signer> | null = null;
+  private alarmAt: number | null = null;
+  private readonly waiters = new Set<() => void>();
+  private readonly router = inboxRouter(this);
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.store = new InboxStore(ctx.storage.sql);
+    this.config = this.store.loadConfig();
+    this.keys = new KeyResolver({
+      relay: (agentId, keyId) => this.relayKey(agentId, keyId),
+      hub: (agentId, keyId) => fetchHubKey(this.requireConfig().hub_url, agentId, keyId),
+    });
+    // Answered by the runtime without waking a hibernated object (cloudflare.md).
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
+    void ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+    });
+  }
+
+  override fetch(request: Request): Promise<Response> {
+    return Promise.resolve(this.router.fetch(request));
+  }
+
+  /** Sockets of this inbox (the runtime keeps them across hibernation). */
+  sockets(): WebSocket[] {
+    return this.ctx.getWebSockets();
+  }
+
+  acceptSocket(ws: WebSocket): void {
+    this.ctx.acceptWebSocket(ws);
+  }
+
+  sibling(agentId: string): DurableObjectStub<Inbox> {
+    return this.env.INBOX.getByName(agentId);
+  }
+
+  defaultHubUrl(): string | undefined {
+    return this.env.DEFAULT_HUB_URL;
+  }
+
+  requireConfig(): InboxConfig {
+    if (!this.config) throw new RelayError(404, "inbox_not_claimed", "nobody has claimed this inbox yet; the agent claims it with a signed PUT /inbox/{agent_id}");
+    return this.config;
+  }
+
+  setConfig(config: InboxConfig, hubChanged: boolean): void {
+    this.store.saveConfig(config);
+    this.config = config;
+    this.signerPromise = null;
+    if (hubChanged) this.keys.clear();
+  }
+
+  signer(): Promise<Signer> {
+    this.signerPromise ??= receiptSigner(this.requireConfig());
+    return this.signerPromise;
+  }
+
+  intake(nowMs = Date.now()): IntakeContext {
+    return {
+      config: this.requireConfig(),
+      store: this.store,
+      rates: this.rates,
+      nowMs,
+      resolveKey: (agentId, keyId) => this.keys.resolve(agentId, keyId, nowMs),
+      signer: () => this.signer(),
+      stored: async (_seq, expiresAt) => {
+        await this.ensureAlarm(expiresAt);
+        this.wakeConsumers();
+      },
+      sendToSibling: (agentId, receipt) => this.sendToSibling(agentId, receipt),
+      sendToHub: async (receipt, expiresAt) => {
+        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), nowMs, expiresAt);
+        await this.ensureAlarm(nowMs);
+      },
+    };
+  }
+
+  // --- RPC between inboxes of this relay -------------------------------------------------------
+
+  /** A key this inbox's agent registered here (its keys and its receipt key); null if unknown. */
+  async lookupKey(keyId: string): Promise<KeyRecord | null> {
+    const config = this.config;
+    if (!config) return null;
+    if (config.receipt_key.key_id === keyId) {
+      return { key_id: keyId, agent_id: config.agent_id, pubkey: config.receipt_key.pubkey, state: "active" };
+    }
+    const key = config.keys.find((k) => k.key_id === keyId);
+    return key ? { key_id: key.key_id, agent_id: config.agent_id, pubkey: key.pubkey, state: key.state } : null;
+  }
+
+  /** Stores a receipt another inbox of this relay signed for this agent (trusted: relay-internal). */
+  async acceptSiblingReceipt(envelopeJson: string): Promise<SiblingResult> {
+    if (!this.config) return "no_inbox";
+    const envelope = parseEnvelope(JSON.parse(envelopeJson));
+    const now = Date.now();
+    if (this.store.findDuplicate(envelope.from, envelope.msg_id)) return "stored";
+    const { count, bytes } = this.store.queueStats();
+    const body = new TextEncoder().encode(envelopeJson);
+    if (count + 1 > this.config.limits.max_queue_messages || bytes + body.byteLength > this.config.limits.max_queue_bytes) return "full";
+    const expiresAt = now + Math.max(envelope.ttl_sec, 60) * 1000;
+    const seq = this.store.insertMessage({
+      kind: "envelope", subpath: null, content_type: "application/json", body, received_at: now,
+      expires_at: expiresAt, sender: envelope.from, msg_id: envelope.msg_id, env_type: envelope.type,
+    });
+    this.store.recordDelivery(envelope.from, envelope.msg_id, envelope.sig.value, JSON.stringify({ queued: true, id: seq }), expiresAt + 86_400_000);
+    await this.ensureAlarm(expiresAt);
+    this.wakeConsumers();
+    return "stored";
+  }
+
+  private async relayKey(agentId: string, keyId: string): Promise<KeyRecord | null> {
+    if (!isAgentId(agentId)) return null;
+    if (agentId === this.config?.agent_id) return this.lookupKey(keyId);
+    return this.sibling(agentId).lookupKey(keyId);
+  }
+
+  async sendToSibling(agentId: string, receipt: Envelope): Promise<void> {
+    const body = JSON.stringify(receipt);
+    let result: SiblingResult | "error";
+    try {
+      result = agentId === this.config?.agent_id ? await this.acceptSiblingReceipt(body) : await this.sibling(agentId).acceptSiblingReceipt(body);
+    } catch (err) {
+      console.error(`Inbox.sendToSibling: ${agentId}:`, err);
+      result = "error";
+    }
+    if (result === "full" || result === "error") {
+      const now = Date.now();
+      this.store.enqueueOutbox(`relay:${agentId}`, body, now + 1000, now + receipt.ttl_sec * 1000);
+      await this.ensureAlarm(now + 1000);
+    }
+  }
+
+  // --- consumers ---------------------------------------------------------------------------------
+
+  wakeConsumers(): void {
+    for (const ws of this.sockets()) pump(ws, this.store);
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Resolves when a message is stored or after `ms`, whichever comes first (long-poll). */
+  waitForMessage(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiters.add(done);
+    });
+  }
+
+  async ensureAlarm(at: number): Promise<void> {
+    if (this.alarmAt !== null && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    try {
+      const frame = typeof data === "string" ? parseClientFrame(data) : null;
+      const state = stateOf(ws);
+      if (!frame || !state) {
+        send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack or ping (README, WebSocket protocol)" });
+        return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
+      }
+      if (frame.type === "ping") return send(ws, { type: "pong" });
+      if (!state.authed) {
+        if (frame.type !== "auth") {
+          send(ws, { type: "error", code: "auth_required", message: "answer the challenge with an auth frame first" });
+          return closeSocket(ws, CLOSE_CODES.authFailed, "auth_required");
+        }
+        const config = this.config;
+        if (!config || !(await authenticate(ws, state, frame, config))) return;
+        const lastSeq = this.store.queueStats().lastSeq;
+        const after = Math.min(frame.after ?? 0, lastSeq);
+        if (after > 0) this.store.acknowledge({ upTo: after });
+        // Newest connection wins: a restarting agent's new process replaces its old socket, whose
+        // unacknowledged messages are sent again on the new one.
+        for (const other of this.sockets()) {
+          if (other !== ws && stateOf(other)?.authed) {
+            send(other, { type: "error", code: "replaced", message: "a newer connection for this inbox authenticated" });
+            closeSocket(other, CLOSE_CODES.replaced, "replaced");
+          }
+        }
+        return beginDelivery(ws, this.store, after, frame.window);
+      }
+      if (frame.type === "ack") {
+        this.store.acknowledge({ id: frame.id });
+        return pump(ws, this.store);
+      }
+      send(ws, { type: "error", code: "bad_frame", message: "already authenticated" });
+    } catch (err) {
+      console.error("Inbox.webSocketMessage:", err);
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    // Reciprocate so the client sees its own code, never 1006; reserved codes cannot be sent back.
+    closeSocket(ws, code === 1005 || code === 1006 || code === 1015 ? 1000 : code, reason);
+  }
+
+  override async webSocketError(_ws: WebSocket, error: unknown): Promise<void> {
+    console.error("Inbox.webSocketError:", error);
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    try {
+      const next = await runHousekeeping(this, Date.now());
+      if (next !== null) await this.ensureAlarm(next);
+    } catch (err) {
+      console.error("Inbox.alarm:", err);
+      await this.ensureAlarm(Date.now() + 30_000);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+// The inbox's SQLite schema, versioned: a version row in `meta`, DDL applied only when the code's
+// version is newer than the stored one. Append migrations; never edit a shipped one.
+// No secondary indexes: on the free plan every index entry is a billed row write (cloudflare.md),
+// and the tables scanned by the alarm stay small (acknowledged messages are deleted).
+
+export const MIGRATIONS: readonly string[][] = [
+  [
+    `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS config (id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS messages (
+       seq INTEGER PRIMARY KEY,
+       kind TEXT NOT NULL,
+       subpath TEXT,
+       content_type TEXT NOT NULL,
+       body BLOB NOT NULL,
+       size INTEGER NOT NULL,
+       received_at INTEGER NOT NULL,
+       expires_at INTEGER NOT NULL,
+       sender TEXT,
+       msg_id TEXT,
+       env_type TEXT
+     )`,
+    `CREATE TABLE IF NOT EXISTS dedup (
+       sender TEXT NOT NULL,
+       msg_id TEXT NOT NULL,
+       sig TEXT NOT NULL,
+       answer TEXT NOT NULL,
+       expires_at INTEGER NOT NULL,
+       PRIMARY KEY (sender, msg_id)
+     ) WITHOUT ROWID`,
+    `CREATE TABLE IF NOT EXISTS outbox (
+       id INTEGER PRIMARY KEY,
+       target TEXT NOT NULL,
+       body TEXT NOT NULL,
+       attempts INTEGER NOT NULL,
+       next_at INTEGER NOT NULL,
+       expires_at INTEGER NOT NULL
+     )`,
+    `CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
+  ],
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
