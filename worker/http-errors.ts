@@ -10,7 +10,21 @@ export function errorResponse(status: number, code: string, message: string, hea
   });
 }
 
-export function handleError(err: Error, c: Context): Response {
+const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Answering before reading a forwarded body makes workerd log "Can't read from request stream after
+ * response has been sent"; reading the rest first avoids it. Huge bodies are cancelled instead.
+ */
+async function discardUnreadBody(request: Request): Promise<void> {
+  if (!request.body || request.bodyUsed) return;
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > DRAIN_LIMIT_BYTES) await request.body.cancel().catch(() => undefined);
+  else await request.arrayBuffer().catch(() => undefined);
+}
+
+export async function handleError(err: Error, c: Context): Promise<Response> {
+  await discardUnreadBody(c.req.raw);
   if (err instanceof RelayError) return errorResponse(err.status, err.code, err.message, err.headers);
   // Unknown failures: log the detail (never request secrets, which are not in the error), answer generically.
   console.error(`clawrelay: unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);

@@ -132,3 +132,23 @@ export async function errorCode(response: Response): Promise<string> {
   if (!body.error?.code || !body.error.message) throw new Error(`not the JSON error shape: ${JSON.stringify(body)}`);
   return body.error.code;
 }
+
+export interface PollResult {
+  messages: import("../../../protocol/index.ts").DeliveryFrame[];
+  count: number;
+  has_more: boolean;
+  next_after: number;
+}
+
+/** GET /messages signed by the agent; `query` like "after=3&ack=false". */
+export async function poll(agent: TestAgent, query = "ack=false"): Promise<PollResult> {
+  const res = await signedFetch(agent, "GET", `/inbox/${agent.id}/messages?${query}`);
+  if (res.status !== 200) throw new Error(`poll failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as PollResult;
+}
+
+/** The stored bytes of a delivered message, decoded from its frame. */
+export function frameBytes(frame: { body: string; encoding: "utf8" | "base64" }): Uint8Array {
+  if (frame.encoding === "utf8") return utf8(frame.body);
+  return Uint8Array.from(atob(frame.body), (c) => c.charCodeAt(0));
+}

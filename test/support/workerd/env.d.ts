@@ -3,6 +3,10 @@ import type { Inbox } from "../../../worker/inbox.ts";
 
 declare global {
   namespace Cloudflare {
+    interface GlobalProps {
+      mainModule: typeof import("../../../worker/index.ts");
+      durableNamespaces: "Inbox";
+    }
     interface Env {
       INBOX: DurableObjectNamespace<Inbox>;
       DEFAULT_HUB_URL: string;

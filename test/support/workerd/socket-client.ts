@@ -1,0 +1,168 @@
+// A local agent's WebSocket, as the workerd tests drive it: frames queue up as they arrive and
+// `next()` takes them in order, failing with what it was waiting for instead of hanging the test.
+// Used by test/worker/websocket.test.ts.
+import { connectSigningInput, toBase64 } from "../../../protocol/index.ts";
+import type { DeliveryFrame, ServerFrame } from "../../../protocol/index.ts";
+import { relayFetch } from "./agents.ts";
+
+export type FrameOf<T extends ServerFrame["type"]> = Extract<ServerFrame, { type: T }>;
+
+export interface Signer {
+  publicKey: string;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+export interface CloseInfo {
+  code: number;
+  reason: string;
+}
+
+export interface AuthOptions {
+  after?: number;
+  window?: number;
+}
+
+const DEFAULT_WAIT_MS = 2000;
+
+/** Every socket a test opened, so afterEach can close what a failing test left open. */
+const open = new Set<SocketClient>();
+
+export class SocketClient {
+  /** Every text frame received, in order, as sent (for byte-exact checks such as the pong). */
+  readonly raw: string[] = [];
+  private readonly queue: ServerFrame[] = [];
+  private closeInfo: CloseInfo | null = null;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(readonly ws: WebSocket) {
+    ws.addEventListener("message", (event) => {
+      const text = typeof event.data === "string" ? event.data : `<binary ${(event.data as ArrayBuffer).byteLength} bytes>`;
+      this.raw.push(text);
+      this.queue.push(JSON.parse(text) as ServerFrame);
+      for (const wake of [...this.waiters]) wake();
+    });
+    ws.addEventListener("close", (event) => {
+      this.closeInfo = { code: event.code, reason: event.reason };
+      open.delete(this);
+      for (const wake of [...this.waiters]) wake();
+    });
+    ws.accept();
+    open.add(this);
+  }
+
+  get closed(): CloseInfo | null {
+    return this.closeInfo;
+  }
+
+  /** Frames received but not yet taken by next(). */
+  pending(): readonly ServerFrame[] {
+    return this.queue;
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
+  }
+
+  ack(id: number): void {
+    this.send({ type: "ack", id });
+  }
+
+  /**
+   * The next frame in arrival order; with `type`, fails unless it is of that type. Fails when the
+   * socket closes first or nothing arrives within `timeoutMs`.
+   */
+  async next<T extends ServerFrame["type"]>(type?: T, timeoutMs = DEFAULT_WAIT_MS): Promise<FrameOf<T>> {
+    const what = type ? `a "${type}" frame` : "a frame";
+    await this.until(() => this.queue.length > 0 || this.closeInfo !== null, timeoutMs, `waited ${timeoutMs} ms for ${what}`);
+    const frame = this.queue.shift();
+    if (!frame) throw new Error(`socket closed (${this.closeInfo?.code} ${this.closeInfo?.reason}) while awaiting ${what}`);
+    if (type && frame.type !== type) {
+      throw new Error(`awaited ${what} but got ${JSON.stringify(frame)}; still queued: ${JSON.stringify(this.queue)}`);
+    }
+    return frame as FrameOf<T>;
+  }
+
+  /** The next `count` frames, each of which must be a delivered message. */
+  async messages(count: number, timeoutMs = DEFAULT_WAIT_MS): Promise<DeliveryFrame[]> {
+    const out: DeliveryFrame[] = [];
+    for (let i = 0; i < count; i++) out.push(await this.next("message", timeoutMs));
+    return out;
+  }
+
+  /** Waits for the server to close the socket; frames sent before the close stay queued. */
+  async closeEvent(timeoutMs = DEFAULT_WAIT_MS): Promise<CloseInfo> {
+    await this.until(() => this.closeInfo !== null, timeoutMs, `waited ${timeoutMs} ms for the server to close the socket`);
+    return this.closeInfo!;
+  }
+
+  /** Asserts nothing arrives (and the socket stays open) for `ms`: the way to prove a window is full. */
+  async expectQuiet(ms = 300): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (this.queue.length > 0) throw new Error(`expected no frame for ${ms} ms, got ${JSON.stringify(this.queue)}`);
+    if (this.closeInfo) throw new Error(`expected the socket to stay open, it closed with ${this.closeInfo.code} ${this.closeInfo.reason}`);
+  }
+
+  /**
+   * A round trip through the Durable Object itself: a ping spelled differently from PING_FRAME is not
+   * matched by the runtime's auto-response, so its pong proves every earlier frame was handled.
+   */
+  async sync(): Promise<void> {
+    this.send('{ "type": "ping" }');
+    await this.next("pong");
+  }
+
+  /** Answers the challenge (taken from the queue) with `signer`'s key; returns the ready frame. */
+  async auth(signer: Signer, options: AuthOptions = {}): Promise<FrameOf<"ready">> {
+    const challenge = await this.next("challenge");
+    this.send(authFrame(challenge, signer, options));
+    return this.next("ready");
+  }
+
+  close(code = 1000, reason = "test done"): void {
+    open.delete(this);
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      // Already closed by the server.
+    }
+  }
+
+  private until(done: () => boolean, timeoutMs: number, failure: string): Promise<void> {
+    if (done()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const wake = () => {
+        if (!done()) return;
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        reject(new Error(`${failure}; still queued: ${JSON.stringify(this.queue)}; closed: ${JSON.stringify(this.closeInfo)}`));
+      }, timeoutMs);
+      this.waiters.add(wake);
+    });
+  }
+}
+
+/** The auth frame a client sends: `signer`'s key and its signature over the challenge. */
+export function authFrame(challenge: FrameOf<"challenge">, signer: Signer, options: AuthOptions = {}) {
+  return {
+    type: "auth" as const,
+    key: signer.publicKey,
+    signature: toBase64(signer.sign(connectSigningInput(challenge.agent_id, challenge.nonce))),
+    ...options,
+  };
+}
+
+/** Opens GET /inbox/{agentId}/connect as a WebSocket; fails with the HTTP answer if it is refused. */
+export async function connect(agentId: string): Promise<SocketClient> {
+  const res = await relayFetch(`/inbox/${agentId}/connect`, { headers: { Upgrade: "websocket" } });
+  if (res.status !== 101 || !res.webSocket) throw new Error(`connect refused: ${res.status} ${await res.text()}`);
+  return new SocketClient(res.webSocket);
+}
+
+/** Closes every socket a test left open (call from afterEach). */
+export function closeAllSockets(): void {
+  for (const client of [...open]) client.close();
+}
