@@ -151,15 +151,15 @@ export class InboxStore {
 
   // --- dedup --------------------------------------------------------------------------------
 
-  findDuplicate(sender: string, msgId: string): { sig: string; answer: string } | null {
-    const row = this.exec(`SELECT sig, answer FROM dedup WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
-    return row ? { sig: String(row.sig), answer: String(row.answer) } : null;
+  findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {
+    const row = this.exec(`SELECT fingerprint, answer FROM dedup WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
+    return row ? { fingerprint: String(row.fingerprint), answer: String(row.answer) } : null;
   }
 
-  recordDelivery(sender: string, msgId: string, sig: string, answer: string, expiresAt: number): void {
+  recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number): void {
     this.exec(
-      `INSERT OR REPLACE INTO dedup (sender, msg_id, sig, answer, expires_at) VALUES (?, ?, ?, ?, ?)`,
-      sender, msgId, sig, answer, expiresAt,
+      `INSERT OR REPLACE INTO dedup (sender, msg_id, fingerprint, answer, expires_at) VALUES (?, ?, ?, ?, ?)`,
+      sender, msgId, fingerprint, answer, expiresAt,
     );
   }
 

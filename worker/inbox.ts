@@ -17,6 +17,7 @@ import { fetchHubKey } from "./hub-client.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
+import { envelopeFingerprint } from "./intake.ts";
 import type { IntakeContext } from "./intake.ts";
 import { KeyResolver } from "./key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
@@ -137,7 +138,7 @@ export class Inbox extends DurableObject<Env> {
       kind: "envelope", subpath: null, content_type: "application/json", body, received_at: now,
       expires_at: expiresAt, sender: envelope.from, msg_id: envelope.msg_id, env_type: envelope.type,
     });
-    this.store.recordDelivery(envelope.from, envelope.msg_id, envelope.sig.value, JSON.stringify({ queued: true, id: seq }), expiresAt + 86_400_000);
+    this.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify({ queued: true, id: seq }), expiresAt + 86_400_000);
     await this.ensureAlarm(expiresAt);
     this.wakeConsumers();
     return "stored";

@@ -1,6 +1,16 @@
 // Accepting a message into an inbox: verification, dedup, policy, rate and capacity, storage, receipts.
 // The order of checks is the product's contract (README, "POST /inbox/{id}/envelopes").
-import { HUB_SENDER, MIN_DEDUP_RETENTION_SEC, RelayError, verifyEnvelope } from "../protocol/index.ts";
+import { sha256 } from "@noble/hashes/sha2.js";
+import {
+  HUB_SENDER,
+  MIN_DEDUP_RETENTION_SEC,
+  RelayError,
+  payloadHash,
+  signingInput,
+  toHex,
+  utf8,
+  verifyEnvelope,
+} from "../protocol/index.ts";
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
 import { policyRefusal } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
@@ -49,6 +59,16 @@ export function assertCapacity(ctx: Pick<IntakeContext, "config" | "store">, siz
   }
 }
 
+/** Identifies one exact signed envelope: its nine signed fields and its signature. */
+export function envelopeFingerprint(envelope: Envelope): string {
+  const input = signingInput(envelope);
+  const sig = utf8(envelope.sig.value);
+  const joined = new Uint8Array(input.length + 1 + sig.length);
+  joined.set(input);
+  joined.set(sig, input.length + 1);
+  return toHex(sha256(joined));
+}
+
 function isHubMade(envelope: Envelope): boolean {
   return envelope.from === HUB_SENDER || envelope.sig.value === "";
 }
@@ -64,9 +84,10 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   }
   const nowSec = Math.floor(ctx.nowMs / 1000);
   const previous = store.findDuplicate(envelope.from, envelope.msg_id);
+  const fingerprint = envelopeFingerprint(envelope);
   // The very same signed envelope again (a sender's retry): answer as the first time, even after
-  // its timestamp left the window. A different envelope reusing the id must prove itself first.
-  if (previous && previous.sig === envelope.sig.value) return { ...(JSON.parse(previous.answer) as Answer), duplicate: true };
+  // its timestamp left the window. Anything else reusing the id must pass every check first.
+  if (previous && previous.fingerprint === fingerprint && payloadHash(envelope.payload) === envelope.payload_hash) return { ...(JSON.parse(previous.answer) as Answer), duplicate: true };
 
   let keySource: ResolvedKey["source"] = null;
   if (!hubMade) {
@@ -111,7 +132,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   const seq = store.insertMessage(message);
   const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
   const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
-  store.recordDelivery(envelope.from, envelope.msg_id, envelope.sig.value, JSON.stringify(answer), dedupUntil);
+  store.recordDelivery(envelope.from, envelope.msg_id, fingerprint, JSON.stringify(answer), dedupUntil);
   await ctx.stored(seq, expiresAt);
 
   if (ack && arrival.via === "hook") await ctx.sendToHub(ack, expiresAt);

@@ -23,7 +23,7 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE IF NOT EXISTS dedup (
        sender TEXT NOT NULL,
        msg_id TEXT NOT NULL,
-       sig TEXT NOT NULL,
+       fingerprint TEXT NOT NULL,
        answer TEXT NOT NULL,
        expires_at INTEGER NOT NULL,
        PRIMARY KEY (sender, msg_id)
