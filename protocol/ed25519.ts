@@ -78,17 +78,18 @@ function importVerifyKey(publicKey: Uint8Array): Promise<WebCryptoKey> {
   let key = importedKeys.get(cacheKey);
   if (!key) {
     if (importedKeys.size >= IMPORTED_KEY_CACHE_LIMIT) importedKeys.clear();
-    key = crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
+    // WebCrypto checks neither small order nor canonical encoding of the key; refuse those here,
+    // once per key, so this path keeps the same rule as verifyPureJs.
+    key = isSmallOrderPoint(publicKey)
+      ? Promise.reject(new Error("small-order or non-canonical public key"))
+      : crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
     importedKeys.set(cacheKey, key);
     key.catch(() => importedKeys.delete(cacheKey));
   }
   return key;
 }
 
-/**
- * WebCrypto verification under the shared rule. The caller must have accepted the key through
- * parsePublicKey (which refuses small-order keys); this function repeats only the cheap checks.
- */
+/** WebCrypto verification under the shared rule (key checks cached per key). */
 export async function verifyWebCrypto(
   publicKey: Uint8Array,
   message: Uint8Array,

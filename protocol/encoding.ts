@@ -35,7 +35,9 @@ export function fromBase64(text: string): Uint8Array | null {
   const binary = atob(text);
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
+  // One byte string, one spelling: stray bits before the padding would let a key travel as several
+  // texts, and agent ids are hashed over the text.
+  return toBase64(out) === text ? out : null;
 }
 
 export function toBase64Url(bytes: Uint8Array): string {

@@ -47,9 +47,12 @@ export function inboxRouter(inbox: Inbox): Hono {
     if (!keyMayActFor(existing, agentId, signed.publicKey)) {
       throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is neither the key whose id derives to ${agentId} nor a key that key authorised`);
     }
-    if (!inbox.store.useNonce(signed.nonce, (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000)) {
+    // A nonce must be remembered while its timestamp could still pass the window check.
+    const nonceUntil = (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000;
+    if (!inbox.store.useNonce(signed.nonce, nonceUntil)) {
       throw new RelayError(409, "replayed_request", "this signed request was already used; sign it again with a fresh nonce");
     }
+    await inbox.ensureAlarm(nonceUntil);
     const json = parseJsonBody(body) as Record<string, unknown>;
     const rotate = !existing || (typeof json === "object" && json !== null && json.rotate_webhook_token === true);
     const token = rotate ? mintWebhookToken() : null;

@@ -1,0 +1,111 @@
+// parseEnvelope is the gate in front of verification: every malformed field must come back as
+// RelayError(400, "invalid_envelope") naming that field, so a sender can fix it without guessing.
+import { describe, expect, it } from "vitest";
+import { RelayError, parseEnvelope } from "../../protocol/index.ts";
+
+function validEnvelope(): Record<string, unknown> {
+  return {
+    v: "a2a/0.1",
+    msg_id: "00000000-0000-4000-8000-000000000001",
+    ts: 1700000000,
+    from: "ag_ff73a0647bbc",
+    to: "ag_000000000000",
+    type: "message",
+    reply_to: null,
+    ttl_sec: 3600,
+    payload: { text: "hello" },
+    payload_hash: "sha256:cbbbdcd27692344de5dbab3abcaba413fb0f45307267de7081401576df1cb176",
+    sig: { alg: "ed25519", key_id: "k_test", value: "AAAA" },
+  };
+}
+
+function rejection(value: unknown): RelayError {
+  try {
+    parseEnvelope(value);
+  } catch (error) {
+    if (error instanceof RelayError) return error;
+    throw error;
+  }
+  throw new Error(`parseEnvelope accepted ${JSON.stringify(value)}`);
+}
+
+const MISSING = Symbol("missing");
+const cases: Array<[field: string, value: unknown]> = [
+  ["v", MISSING], ["v", "a2a/0.2"], ["v", 0.1],
+  ["msg_id", MISSING], ["msg_id", ""], ["msg_id", "x".repeat(129)], ["msg_id", 42],
+  ["ts", MISSING], ["ts", "1700000000"], ["ts", 1700000000.5], ["ts", 2 ** 53], ["ts", null],
+  ["from", MISSING], ["from", ""], ["from", 7],
+  ["to", MISSING], ["to", ""], ["to", ["ag_000000000000"]],
+  ["type", MISSING], ["type", "bogus"], ["type", "MESSAGE"],
+  ["reply_to", 5], ["reply_to", ""], ["reply_to", "x".repeat(129)],
+  ["ttl_sec", MISSING], ["ttl_sec", -1], ["ttl_sec", 1.5], ["ttl_sec", "3600"], ["ttl_sec", 30 * 24 * 3600 + 1],
+  ["payload", MISSING], ["payload", null], ["payload", [1]], ["payload", "hello"],
+  ["payload_hash", MISSING], ["payload_hash", "md5:abc"], ["payload_hash", 1],
+  ["sig", MISSING], ["sig", null], ["sig", "AAAA"],
+  ["sig", { alg: "rsa", key_id: "k_test", value: "AAAA" }],
+  ["sig", { alg: "ed25519", value: "AAAA" }],
+  ["sig", { alg: "ed25519", key_id: "k_test" }],
+  ["sig", { alg: "ed25519", key_id: "k_test", value: 5 }],
+];
+
+describe("parseEnvelope", () => {
+  it("accepts the valid envelope", () => {
+    expect(parseEnvelope(validEnvelope())).toEqual(validEnvelope());
+  });
+
+  for (const [field, value] of cases) {
+    const label = value === MISSING ? "missing" : JSON.stringify(value)?.slice(0, 40);
+    it(`rejects ${field} = ${label}, naming the field`, () => {
+      const envelope = validEnvelope();
+      if (value === MISSING) delete envelope[field];
+      else envelope[field] = value;
+      const error = rejection(envelope);
+      expect(error.status).toBe(400);
+      expect(error.code).toBe("invalid_envelope");
+      expect(error.message).toContain(`"${field}"`);
+    });
+  }
+
+  for (const body of [null, "envelope", 42, [validEnvelope()]]) {
+    it(`rejects a body that is not an object: ${JSON.stringify(body)?.slice(0, 20)}`, () => {
+      expect(rejection(body).code).toBe("invalid_envelope");
+    });
+  }
+
+  for (const type of ["ack", "result", "error"]) {
+    it(`requires reply_to on a ${type} receipt`, () => {
+      for (const replyTo of [null, undefined]) {
+        const error = rejection({ ...validEnvelope(), type, reply_to: replyTo });
+        expect(error.code).toBe("invalid_envelope");
+        expect(error.message).toContain('"reply_to"');
+      }
+      expect(parseEnvelope({ ...validEnvelope(), type, reply_to: "m1" }).reply_to).toBe("m1");
+    });
+  }
+
+  it("accepts every non-receipt type without reply_to", () => {
+    for (const type of ["message", "contact_request", "contact_request_response", "contact_removed", "system"]) {
+      expect(parseEnvelope({ ...validEnvelope(), type }).type).toBe(type);
+    }
+  });
+
+  it("keeps unsigned extras a hub adds (topic, goal, mentions)", () => {
+    const parsed = parseEnvelope({ ...validEnvelope(), topic: "t1", goal: "g", mentions: ["ag_1"] });
+    expect(parsed.topic).toBe("t1");
+    expect(parsed.goal).toBe("g");
+    expect(parsed.mentions).toEqual(["ag_1"]);
+  });
+
+  it("turns a missing reply_to into null", () => {
+    const envelope = validEnvelope();
+    delete envelope.reply_to;
+    const parsed = parseEnvelope(envelope);
+    expect(parsed.reply_to).toBeNull();
+    expect(Object.hasOwn(parsed, "reply_to")).toBe(true);
+  });
+
+  it("accepts the ttl_sec bounds 0 and 30 days", () => {
+    expect(parseEnvelope({ ...validEnvelope(), ttl_sec: 0 }).ttl_sec).toBe(0);
+    expect(parseEnvelope({ ...validEnvelope(), ttl_sec: 30 * 24 * 3600 }).ttl_sec).toBe(30 * 24 * 3600);
+  });
+});

@@ -1,0 +1,68 @@
+// What the inbox writes to SQLite: rows per message (the free plan's scarcest budget), the schema
+// version, and ids that are never reused even after the queue drains and the object restarts.
+import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
+
+async function rowsWritten(agentId: string): Promise<number> {
+  return runInDurableObject(env.INBOX.getByName(agentId), (inbox) => inbox.store.rowsWritten);
+}
+
+describe("storage", () => {
+  it("writes few rows per message: envelope 2 in, hook body 1 in, 1 out on ack (+1 when the queue drains)", async () => {
+    const inbox = await claimInbox(undefined, { rate_per_minute: 100 });
+    const alice = newAgent();
+    await registerAtHub(alice);
+    const id = inbox.agent.id;
+    // Warm the key cache so the measured messages are the steady state.
+    await postEnvelope(await envelopeFrom(alice, id));
+    let before = await rowsWritten(id);
+    await postEnvelope(await envelopeFrom(alice, id));
+    const perEnvelope = (await rowsWritten(id)) - before;
+    before = await rowsWritten(id);
+    await postHook(inbox, "a", "{}");
+    const perHook = (await rowsWritten(id)) - before;
+    const { messages } = await poll(inbox.agent);
+    before = await rowsWritten(id);
+    await poll(inbox.agent, `after=${messages[1]!.id}&ack=true`);
+    const perAck = ((await rowsWritten(id)) - before) / 2;
+    before = await rowsWritten(id);
+    await poll(inbox.agent, `after=${messages[2]!.id}&ack=true`);
+    const lastAck = (await rowsWritten(id)) - before;
+    console.log(`rows written: envelope ${perEnvelope}, hook ${perHook}, ack ${perAck}, last ack (drain) ${lastAck}`);
+    expect(perEnvelope).toBe(2);
+    expect(perHook).toBe(1);
+    expect(perAck).toBe(1);
+    expect(lastAck).toBe(2);
+  });
+
+  it("records the schema version", async () => {
+    const inbox = await claimInbox();
+    const version = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
+      state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
+    );
+    expect(version).toBe("1");
+  });
+
+  it("keeps messages and config across a restart of the object", async () => {
+    const inbox = await claimInbox();
+    // Read the answer: an unread response body is an in-flight request, and eviction waits for those.
+    await (await postHook(inbox, "a", '{"kept":true}')).json();
+    await evictDurableObject(env.INBOX.getByName(inbox.agent.id));
+    expect((await poll(inbox.agent)).messages.map((m) => m.body)).toEqual(['{"kept":true}']);
+    expect((await postHook(inbox, "a", "{}")).status).toBe(202);
+  });
+
+  it("never reuses an id after the queue drained and the object restarted", async () => {
+    const inbox = await claimInbox();
+    const first = (await (await postHook(inbox, "a", "{}")).json()) as { id: number };
+    const second = (await (await postHook(inbox, "a", "{}")).json()) as { id: number };
+    await poll(inbox.agent, `after=${second.id}&ack=true`);
+    expect((await poll(inbox.agent)).count).toBe(0);
+    await evictDurableObject(env.INBOX.getByName(inbox.agent.id));
+    const third = (await (await postHook(inbox, "a", "{}")).json()) as { id: number };
+    expect(second.id).toBe(first.id + 1);
+    expect(third.id).toBe(second.id + 1);
+  });
+});
