@@ -7,6 +7,7 @@ process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
 export default defineConfig({
   test: {
+    reporters: ["default", "./test/support/node/summary-reporter.ts"],
     projects: [
       {
         plugins: [

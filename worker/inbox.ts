@@ -200,7 +200,10 @@ export class Inbox extends DurableObject<Env> {
         send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack or ping (README, WebSocket protocol)" });
         return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
       }
-      if (frame.type === "ping") return send(ws, { type: "pong" });
+      if (frame.type === "ping") {
+        send(ws, { type: "pong" });
+        return;
+      }
       if (!state.authed) {
         if (frame.type !== "auth") {
           send(ws, { type: "error", code: "auth_required", message: "answer the challenge with an auth frame first" });

@@ -22,8 +22,18 @@ export type SocketState =
   | { authed: false; nonce: string; deadline: number }
   | { authed: true; sentUpTo: number; window: number };
 
-export function send(ws: WebSocket, frame: ServerFrame): void {
-  ws.send(JSON.stringify(frame));
+/**
+ * Sends a frame if the socket is still open. A socket the server closed stays in getWebSockets()
+ * until the peer answers the close (a vanished peer never does), and send() on it throws.
+ */
+export function send(ws: WebSocket, frame: ServerFrame): boolean {
+  if (ws.readyState !== WebSocket.OPEN) return false;
+  try {
+    ws.send(JSON.stringify(frame));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Closes with a reason, ignoring a socket that is already closing. */
@@ -79,7 +89,7 @@ export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, r
 /** Sends stored messages in order until `window` are unacknowledged on this socket. */
 export function pump(ws: WebSocket, store: InboxStore): void {
   const state = stateOf(ws);
-  if (!state?.authed) return;
+  if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
   const free = state.window - store.countUpTo(state.sentUpTo);
   if (free <= 0) return;
   const batch = store.messagesAfter(state.sentUpTo, free);

@@ -34,7 +34,10 @@ export class SocketClient {
   private closeInfo: CloseInfo | null = null;
   private readonly waiters = new Set<() => void>();
 
-  constructor(readonly ws: WebSocket) {
+  readonly ws: WebSocket;
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
     ws.addEventListener("message", (event) => {
       const text = typeof event.data === "string" ? event.data : `<binary ${(event.data as ArrayBuffer).byteLength} bytes>`;
       this.raw.push(text);

@@ -1,0 +1,41 @@
+// Shared set-up of the WebSocket tests: inboxes with queued messages and what each delivery must carry.
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import type { DeliveryFrame } from "../../../protocol/index.ts";
+import type { Inbox } from "../../../worker/inbox.ts";
+import { claimInbox, envelopeFrom, postEnvelope, postHook } from "./agents.ts";
+import type { ClaimedInbox, TestAgent } from "./agents.ts";
+
+export const stubOf = (inbox: ClaimedInbox): DurableObjectStub<Inbox> => env.INBOX.getByName(inbox.agent.id);
+export const queued = (inbox: ClaimedInbox) => runInDurableObject(stubOf(inbox), (instance) => instance.store.queueStats().count);
+
+/** What a delivered frame must carry for one posted message. */
+export type Expected = Pick<DeliveryFrame, "id" | "kind" | "subpath" | "content_type" | "body" | "encoding">;
+
+export async function accepted(res: Response): Promise<number> {
+  const body = (await res.json()) as { id?: number };
+  if (res.status !== 202 || typeof body.id !== "number") throw new Error(`not queued: ${res.status} ${JSON.stringify(body)}`);
+  return body.id;
+}
+
+export async function sendEnvelope(inbox: ClaimedInbox, sender: TestAgent, text: string): Promise<Expected> {
+  const envelope = await envelopeFrom(sender, inbox.agent.id, { payload: { text } });
+  const id = await accepted(await postEnvelope(envelope));
+  return { id, kind: "envelope", subpath: null, content_type: "application/json", body: JSON.stringify(envelope), encoding: "utf8" };
+}
+
+export async function sendHook(inbox: ClaimedInbox, text: string, subpath = "agentgram_inbox/agent"): Promise<Expected> {
+  const id = await accepted(await postHook(inbox, subpath, text));
+  return { id, kind: "hook", subpath, content_type: "application/json", body: text, encoding: "utf8" };
+}
+
+/** A claimed inbox with `count` opaque hook bodies queued ("m1", "m2", …). */
+export async function inboxWithHooks(count: number): Promise<{ inbox: ClaimedInbox; sent: Expected[] }> {
+  const inbox = await claimInbox();
+  const sent: Expected[] = [];
+  for (let i = 1; i <= count; i++) sent.push(await sendHook(inbox, JSON.stringify({ n: i })));
+  return { inbox, sent };
+}
+
+
+export const ids = (frames: readonly { id: number }[]) => frames.map((f) => f.id);

@@ -1,0 +1,181 @@
+// GET /inbox/{agent_id}/connect: the challenge, authentication, the auth deadline and bad frames.
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { CLOSE_CODES, PING_FRAME, toBase64, utf8 } from "../../protocol/index.ts";
+import { claimInbox, newAgent, postHook, registerAtHub } from "../support/workerd/agents.ts";
+import type { ClaimedInbox } from "../support/workerd/agents.ts";
+import { authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
+import { accepted, ids, inboxWithHooks, queued, sendEnvelope, sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";
+import type { Expected } from "../support/workerd/socket-fixtures.ts";
+
+afterEach(() => closeAllSockets());
+
+describe("connect and authenticate", () => {
+  it("sends a challenge naming the inbox with a fresh nonce", async () => {
+    const inbox = await claimInbox();
+    const first = await (await connect(inbox.agent.id)).next("challenge");
+    const second = await (await connect(inbox.agent.id)).next("challenge");
+    expect(first.agent_id).toBe(inbox.agent.id);
+    expect(first.nonce).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(second.nonce).not.toBe(first.nonce);
+  });
+
+  it("answers a good auth with ready, then the backlog in id order with each message's fields", async () => {
+    const inbox = await claimInbox();
+    const sender = newAgent();
+    await registerAtHub(sender);
+    const binary = new Uint8Array([0xff, 0xfe, 0x00, 0x41]);
+    const sent = [
+      await sendEnvelope(inbox, sender, "one"),
+      await sendHook(inbox, '{"n":2}'),
+      await sendEnvelope(inbox, sender, "three"),
+      {
+        id: await accepted(await postHook(inbox, "raw/bytes", binary, { "content-type": "application/octet-stream" })),
+        kind: "hook", subpath: "raw/bytes", content_type: "application/octet-stream", body: toBase64(binary), encoding: "base64",
+      } satisfies Expected,
+    ];
+    const client = await connect(inbox.agent.id);
+    const ready = await client.auth(inbox.agent);
+    expect(ready).toEqual({ type: "ready", after: 0, backlog: 4, window: 16 });
+    const frames = await client.messages(4);
+    expect(ids(frames)).toEqual([...ids(sent)].sort((a, b) => a - b));
+    frames.forEach((frame, i) => {
+      expect(frame).toMatchObject(sent[i]!);
+      expect(frame.expires_at).toBeGreaterThan(frame.received_at);
+    });
+    await client.expectQuiet(200);
+  });
+
+  it("accepts an active non-root key from the inbox's key list", async () => {
+    const agent = newAgent();
+    const second = newAgent();
+    const inbox = await claimInbox(agent, {
+      keys: [{ key_id: agent.keyId, pubkey: agent.publicKey }, { key_id: second.keyId, pubkey: second.publicKey }],
+    });
+    const ready = await (await connect(inbox.agent.id)).auth(second);
+    expect(ready.type).toBe("ready");
+  });
+
+  it("still authenticates after a ping was sent before the auth frame", async () => {
+    const inbox = await claimInbox();
+    const client = await connect(inbox.agent.id);
+    const challenge = await client.next("challenge");
+    client.send(PING_FRAME);
+    expect(await client.next("pong")).toEqual({ type: "pong" });
+    client.send(authFrame(challenge, inbox.agent));
+    expect((await client.next("ready")).type).toBe("ready");
+  });
+});
+
+describe("refused auth closes with 4003", () => {
+  const refusals: [string, (inbox: ClaimedInbox) => Promise<(challenge: { agent_id: string; nonce: string }) => unknown>][] = [
+    ["a key the inbox does not hold", async () => {
+      const stranger = newAgent();
+      return (challenge) => authFrame({ type: "challenge", ...challenge }, stranger);
+    }],
+    ["the key of another claimed inbox's agent", async () => {
+      const other = await claimInbox();
+      return (challenge) => authFrame({ type: "challenge", ...challenge }, other.agent);
+    }],
+    ["the inbox's own key with a signature by another key", async (inbox) => {
+      const forger = newAgent();
+      return (challenge) => ({ ...authFrame({ type: "challenge", ...challenge }, forger), key: inbox.agent.publicKey });
+    }],
+    ["a signature over another nonce", async (inbox) => {
+      return (challenge) => authFrame({ type: "challenge", ...challenge, nonce: challenge.nonce + "x" }, inbox.agent);
+    }],
+    ["a signature that is not base64", async (inbox) => {
+      return () => ({ type: "auth", key: inbox.agent.publicKey, signature: "not base64 at all!" });
+    }],
+    ["a key that is not an ed25519 key", async () => {
+      return () => ({ type: "auth", key: "rsa:AAAA", signature: toBase64(new Uint8Array(64)) });
+    }],
+  ];
+
+  it.each(refusals)("refuses %s", async (_name, makeFrame) => {
+    const inbox = await claimInbox();
+    await sendHook(inbox, '{"secret":true}');
+    const frameFor = await makeFrame(inbox);
+    const client = await connect(inbox.agent.id);
+    const challenge = await client.next("challenge");
+    client.send(frameFor(challenge));
+    expect(await client.next("error")).toMatchObject({ code: "auth_failed" });
+    expect((await client.closeEvent()).code).toBe(CLOSE_CODES.authFailed);
+    expect(client.pending()).toEqual([]);
+    expect(await queued(inbox)).toBe(1);
+  });
+
+  it("refuses a revoked key of the inbox's key list", async () => {
+    const agent = newAgent();
+    const revoked = newAgent();
+    const inbox = await claimInbox(agent, {
+      keys: [{ key_id: agent.keyId, pubkey: agent.publicKey }, { key_id: revoked.keyId, pubkey: revoked.publicKey, state: "revoked" }],
+    });
+    const client = await connect(inbox.agent.id);
+    client.send(authFrame(await client.next("challenge"), revoked));
+    expect(await client.next("error")).toMatchObject({ code: "auth_failed" });
+    expect((await client.closeEvent()).code).toBe(4003);
+  });
+
+  it("refuses an ack before auth", async () => {
+    const { inbox } = await inboxWithHooks(1);
+    const client = await connect(inbox.agent.id);
+    await client.next("challenge");
+    client.ack(1);
+    expect(await client.next("error")).toMatchObject({ code: "auth_required" });
+    expect((await client.closeEvent()).code).toBe(4003);
+    expect(await queued(inbox)).toBe(1);
+  });
+});
+
+describe("auth deadline", () => {
+  it("closes a socket that never authenticates with 4001 once the deadline passes, and only then", { timeout: 15_000 }, async () => {
+    const inbox = await claimInbox();
+    const idle = await connect(inbox.agent.id);
+    await idle.next("challenge");
+    const opened = Date.now();
+    // An alarm that runs before the deadline must leave the socket alone.
+    await runDurableObjectAlarm(stubOf(inbox));
+    await idle.expectQuiet(100);
+    const authed = await connect(inbox.agent.id);
+    await authed.auth(inbox.agent);
+    expect(await idle.next("error", 9000)).toMatchObject({ code: "auth_timeout" });
+    expect((await idle.closeEvent()).code).toBe(CLOSE_CODES.authTimeout);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(4500);
+    // The deadline is for unauthenticated sockets only.
+    const live = await sendHook(inbox, '{"after":"deadline"}');
+    expect(ids([await authed.next("message")])).toEqual([live.id]);
+  });
+});
+
+describe("malformed frames close with 4400", () => {
+  const frames: [string, string | Uint8Array][] = [
+    ["text that is not JSON", "hello"],
+    ["a JSON array", "[1,2]"],
+    ["an unknown type", '{"type":"subscribe"}'],
+    ["an ack with a negative id", '{"type":"ack","id":-1}'],
+    ["an ack with a string id", '{"type":"ack","id":"1"}'],
+    ["an auth frame with a fractional window", '{"type":"auth","key":"k","signature":"s","window":1.5}'],
+    ["a binary frame", utf8('{"type":"ping"}')],
+  ];
+
+  it.each(frames)("before auth: %s", async (_name, frame) => {
+    const inbox = await claimInbox();
+    const client = await connect(inbox.agent.id);
+    await client.next("challenge");
+    client.ws.send(frame);
+    expect(await client.next("error")).toMatchObject({ code: "bad_frame" });
+    expect((await client.closeEvent()).code).toBe(CLOSE_CODES.badFrame);
+  });
+
+  it.each(frames)("after auth: %s", async (_name, frame) => {
+    const { inbox } = await inboxWithHooks(1);
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent);
+    await client.next("message");
+    client.ws.send(frame);
+    expect(await client.next("error")).toMatchObject({ code: "bad_frame" });
+    expect((await client.closeEvent()).code).toBe(CLOSE_CODES.badFrame);
+    expect(await queued(inbox)).toBe(1);
+  });
+});
