@@ -1,0 +1,167 @@
+// The long-lived local agent: relay socket → ordered delivery into the gateway → acks, plus the local
+// API. Returns a handle; only cli.ts touches process (signals, exit).
+import { connect } from "node:net";
+import { writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import packageJson from "../package.json" with { type: "json" };
+import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
+import type { ApiServer } from "./api-server.ts";
+import { DeliveryLoop } from "./delivery.ts";
+import type { DeliveryStatus } from "./delivery.ts";
+import { AgentError } from "./errors.ts";
+import { createGatewayClient } from "./gateway-forwarder.ts";
+import type { GatewayTarget } from "./gateway-forwarder.ts";
+import { identityFromPrivateKey } from "./identity.ts";
+import type { Logger } from "./logger.ts";
+import { loadGatewaySettings } from "./openclaw-config.ts";
+import type { Environment, GatewaySettings } from "./openclaw-config.ts";
+import { RelayClient } from "./relay-client.ts";
+import type { ConnectionState } from "./relay-client.ts";
+import type { AgentSettings } from "./settings.ts";
+
+export interface AgentStatus {
+  agent_id: string;
+  relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
+  gateway: { port: number; hooks_path: string; config_path: string | null };
+  delivery: DeliveryStatus;
+  api_port: number;
+  started_at: number;
+}
+
+export interface AgentHandle {
+  status(): AgentStatus;
+  apiPort: number;
+  /** Stops taking messages, abandons the one in flight unacknowledged, closes the socket. Idempotent. */
+  close(): Promise<void>;
+  /** Resolves when the relay retired this connection for a newer one of the same inbox. */
+  replaced: Promise<void>;
+}
+
+export interface AgentOptions {
+  settings: AgentSettings;
+  env: Environment;
+  logger: Logger;
+  /** Where `status` finds the running agent (run.json); omitted in tests. */
+  runDir?: string;
+  apiPort?: number;
+}
+
+export function gatewayTarget(settings: AgentSettings, env: Environment): { target: GatewayTarget; gateway: GatewaySettings } {
+  const overrides = settings.gateway ?? {};
+  const gateway = loadGatewaySettings(
+    overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env,
+    { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path },
+  );
+  if (!gateway.hooksToken) {
+    throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);
+  }
+  return { target: { port: gateway.port, hooksPath: gateway.hooksPath, hooksToken: gateway.hooksToken }, gateway };
+}
+
+export function portIsListening(port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
+  const { settings, env, logger } = options;
+  // The key may be the root key or one the root key listed for the inbox: the relay decides.
+  const identity = { ...identityFromPrivateKey(settings.key.private_key, settings.key.key_id), agentId: settings.agent_id };
+  let current = gatewayTarget(settings, env);
+  const gatewayClient = createGatewayClient();
+  const startedAt = Date.now();
+  const relay: AgentStatus["relay"] = { url: settings.relay_url, state: "disconnected", since: startedAt, backlog: null, error: null };
+
+  const loop = new DeliveryLoop({
+    agentId: settings.agent_id,
+    target: () => {
+      // Re-read the gateway config while something is wrong, so a fix takes effect without a restart.
+      if (loop.status.paused) {
+        try {
+          current = gatewayTarget(settings, env);
+        } catch (err) {
+          logger.error("gateway config unreadable", { error: (err as Error).message });
+        }
+      }
+      return current.target;
+    },
+    post: (target, message, key) => gatewayClient.post(target, message, key),
+    ack: (id) => client.ack(id),
+    logger,
+  });
+
+  let markReplaced: () => void = () => {};
+  const replaced = new Promise<void>((resolve) => (markReplaced = resolve));
+  const client: RelayClient = new RelayClient({
+    relayUrl: settings.relay_url,
+    identity,
+    window: settings.window,
+    logger,
+    onMessage: (frame) => loop.push(frame),
+    onDisconnect: () => loop.dropQueued(),
+    onState: (state, detail) => {
+      relay.state = state;
+      relay.since = Date.now();
+      relay.backlog = detail.backlog ?? relay.backlog;
+      relay.error = detail.error ?? (state === "connected" ? null : relay.error);
+      if (state === "replaced") markReplaced();
+    },
+  });
+
+  let api: ApiServer | null = null;
+  const status = (): AgentStatus => ({
+    agent_id: settings.agent_id,
+    relay: { ...relay },
+    gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath },
+    delivery: { ...loop.status, set_aside: [...loop.status.set_aside] },
+    api_port: api?.port ?? 0,
+    started_at: startedAt,
+  });
+
+  api = await startApiServer(options.apiPort ?? settings.api_port ?? (Number(env.SOCIETY_AI_API_PORT) || DEFAULT_API_PORT), {
+    "GET /api/status": async () => {
+      const gatewayUp = await portIsListening(current.target.port);
+      const relayUp = relay.state === "connected";
+      return {
+        status: 200,
+        body: {
+          connected: relayUp && gatewayUp,
+          agent: settings.display_name ?? settings.agent_id,
+          hub: { status: relayUp ? "connected" : "disconnected", registered: relayUp },
+          gateway: { status: gatewayUp ? "connected" : "disconnected" },
+          api: { port: api?.port ?? 0, uptime: Math.floor((Date.now() - startedAt) / 1000) },
+          version: packageJson.version,
+        },
+      };
+    },
+    "GET /clawrelay/status": async () => ({ status: 200, body: status() }),
+  });
+  const runFile = options.runDir ? join(options.runDir, "run.json") : null;
+  if (runFile) writeFileSync(runFile, JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt }) + "\n", { mode: 0o600 });
+  client.start();
+  logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port });
+
+  let closing: Promise<void> | null = null;
+  return {
+    apiPort: api.port,
+    status,
+    replaced,
+    close: () =>
+      (closing ??= (async () => {
+        await loop.stop();
+        await client.close();
+        await api?.close();
+        gatewayClient.close();
+        if (runFile) rmSync(runFile, { force: true });
+        logger.info("agent stopped", { delivered: loop.status.delivered });
+      })()),
+  };
+}

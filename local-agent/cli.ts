@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+// clawrelay — the local agent's command line. The only module that touches process: argv, output,
+// exit codes and signals. Everything else returns values or throws AgentError.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { ENVELOPE_TYPES, RelayError, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
+import type { EnvelopeType } from "../protocol/index.ts";
+import { startAgent } from "./agent.ts";
+import { doctorReport, runDoctor } from "./doctor.ts";
+import { AgentError } from "./errors.ts";
+import { identityFromPrivateKey } from "./identity.ts";
+import { initReport, runInit } from "./init.ts";
+import { createLogger } from "./logger.ts";
+import { postEnvelope, relayErrorText } from "./relay-api.ts";
+import { loadSettings, settingsHome, settingsPath } from "./settings.ts";
+
+const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
+
+  clawrelay init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token]
+  clawrelay start [--json]
+  clawrelay status [--json]
+  clawrelay doctor
+  clawrelay send --to AGENT_ID (--text TEXT | --payload JSON) [--type message] [--reply-to MSG_ID] [--ttl SEC] [--json]
+
+  --home DIR   settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    home: { type: "string" },
+    relay: { type: "string" },
+    hub: { type: "string" },
+    name: { type: "string" },
+    "import-agentline": { type: "boolean" },
+    "agentline-id": { type: "string" },
+    force: { type: "boolean" },
+    "rotate-token": { type: "boolean" },
+    json: { type: "boolean" },
+    to: { type: "string" },
+    text: { type: "string" },
+    payload: { type: "string" },
+    type: { type: "string" },
+    "reply-to": { type: "string" },
+    ttl: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+
+const env = { ...process.env, ...(values.home ? { CLAWRELAY_HOME: values.home } : {}) };
+const path = settingsPath(env);
+
+function print(text: string): void {
+  process.stdout.write(text + "\n");
+}
+
+async function start(): Promise<void> {
+  const logger = createLogger({ json: values.json });
+  const agent = await startAgent({ settings: loadSettings(path), env, logger, runDir: settingsHome(env) });
+  const stop = (signal: string) => {
+    logger.info("stopping", { signal });
+    void agent.close().then(() => process.exit(0));
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  await agent.replaced;
+  await agent.close();
+  throw new AgentError("replaced", "another clawrelay agent connected to this inbox; this one stopped");
+}
+
+async function status(): Promise<void> {
+  let run: { api_port: number; pid: number };
+  try {
+    run = JSON.parse(readFileSync(join(settingsHome(env), "run.json"), "utf8")) as typeof run;
+  } catch {
+    throw new AgentError("not_running", "no running agent found (start it with: clawrelay start)");
+  }
+  const res = await fetch(`http://127.0.0.1:${run.api_port}/clawrelay/status`).catch(() => null);
+  if (!res?.ok) throw new AgentError("not_running", `the agent (pid ${run.pid}) does not answer on 127.0.0.1:${run.api_port}; it may have crashed`);
+  const s = (await res.json()) as import("./agent.ts").AgentStatus;
+  if (values.json) return print(JSON.stringify(s, null, 2));
+  const last = s.delivery.last_delivery;
+  print(
+    [
+      `agent     ${s.agent_id} (pid ${run.pid}, local API 127.0.0.1:${s.api_port})`,
+      `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
+      `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"})`,
+      `delivered ${s.delivery.delivered}; queued here ${s.delivery.queued}; relay backlog at connect ${s.relay.backlog ?? "?"}`,
+      `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
+      ...(s.delivery.paused ? [`PAUSED    ${s.delivery.paused}`] : []),
+      ...s.delivery.set_aside.map((m) => `set aside id ${m.id}: ${m.reason}`),
+      ...(s.delivery.last_error ? [`last error ${s.delivery.last_error}`] : []),
+    ].join("\n"),
+  );
+}
+
+async function send(): Promise<void> {
+  const settings = loadSettings(path);
+  if (!isAgentId(values.to)) throw new AgentError("usage", "--to must be an agent id (ag_ + 12 hex)");
+  const type = (values.type ?? "message") as EnvelopeType;
+  if (!ENVELOPE_TYPES.includes(type)) throw new AgentError("usage", `--type must be one of ${ENVELOPE_TYPES.join(", ")}`);
+  let payload: Record<string, unknown>;
+  try {
+    payload = values.payload ? (JSON.parse(values.payload) as Record<string, unknown>) : { text: values.text ?? "" };
+  } catch {
+    throw new AgentError("usage", "--payload must be a JSON object");
+  }
+  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const draft = draftEnvelope({
+    from: settings.agent_id,
+    to: values.to,
+    type,
+    payload,
+    reply_to: values["reply-to"] ?? null,
+    ...(values.ttl ? { ttl_sec: Number(values.ttl) } : {}),
+  });
+  const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
+  const withName = settings.display_name ? { ...envelope, display_name: settings.display_name } : envelope;
+  const answer = await postEnvelope(settings.relay_url, withName);
+  if (answer.status !== 202) throw new AgentError("send_failed", `the relay refused the envelope: ${relayErrorText(answer)}`);
+  if (values.json) return print(JSON.stringify(answer.body, null, 2));
+  print(`queued at ${values.to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`);
+}
+
+async function main(): Promise<void> {
+  const command = positionals[0];
+  if (values.help || !command) return print(USAGE);
+  switch (command) {
+    case "init": {
+      const result = await runInit({
+        settingsPath: path,
+        env,
+        relay: values.relay,
+        hub: values.hub,
+        name: values.name,
+        importAgentline: values["import-agentline"],
+        agentlineId: values["agentline-id"],
+        force: values.force,
+        rotateToken: values["rotate-token"],
+      });
+      return print(initReport(result, path));
+    }
+    case "start":
+      return start();
+    case "status":
+      return status();
+    case "doctor": {
+      const checks = await runDoctor(path, env);
+      print(doctorReport(checks));
+      if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;
+      return;
+    }
+    case "send":
+      return send();
+    default:
+      throw new AgentError("usage", `unknown command "${command}"\n\n${USAGE}`);
+  }
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof AgentError || err instanceof RelayError) process.stderr.write(`clawrelay: ${err.message}\n`);
+  else process.stderr.write(`clawrelay: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

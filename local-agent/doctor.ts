@@ -1,0 +1,86 @@
+// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
+import { existsSync, readFileSync } from "node:fs";
+import JSON5 from "json5";
+import { isAgentId } from "../protocol/index.ts";
+import { portIsListening } from "./agent.ts";
+import { identityFromPrivateKey } from "./identity.ts";
+import { AGENT_SUBPATH, WAKE_SUBPATH } from "./hub-format.ts";
+import { gatewaySettingsFrom, locateOpenClawConfig } from "./openclaw-config.ts";
+import type { Environment, GatewaySettings } from "./openclaw-config.ts";
+import { relayErrorText, relayHealth, signedRelayCall } from "./relay-api.ts";
+import type { RelayAnswer } from "./relay-api.ts";
+import { fileMode, loadSettings } from "./settings.ts";
+import type { AgentSettings } from "./settings.ts";
+
+export type Level = "OK" | "WARN" | "FAIL";
+
+export interface Check {
+  level: Level;
+  what: string;
+  fix?: string;
+}
+
+export async function runDoctor(settingsPath: string, env: Environment): Promise<Check[]> {
+  const checks: Check[] = [];
+  const add = (level: Level, what: string, fix?: string) => checks.push(fix ? { level, what, fix } : { level, what });
+
+  let settings: AgentSettings | null = null;
+  try {
+    settings = loadSettings(settingsPath);
+    const mode = fileMode(settingsPath);
+    if (mode & 0o077) add("WARN", `settings ${settingsPath} are readable by others (mode ${mode.toString(8)})`, `chmod 600 ${settingsPath}`);
+    else add("OK", `settings ${settingsPath} (mode 600)`);
+    const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+    if (!isAgentId(settings.agent_id)) add("FAIL", `agent_id ${settings.agent_id} is not an ag_ id`, "run clawrelay init --force");
+    else add("OK", `key ${identity.keyId} for ${settings.agent_id}${identity.agentId === settings.agent_id ? "" : " (an authorised key)"}`);
+  } catch (err) {
+    add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
+  }
+
+  if (settings) {
+    const health: RelayAnswer = await relayHealth(settings.relay_url).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
+    if (health.status !== 200) add("FAIL", `relay ${settings.relay_url} not reachable (${relayErrorText(health)})`, "check relay_url in the settings and your network");
+    else {
+      add("OK", `relay ${settings.relay_url} reachable (version ${String(health.body.version)})`);
+      const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+      const probe = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`);
+      if (probe.status === 200) add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
+      else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
+    }
+  }
+
+  const overrides = settings?.gateway ?? {};
+  const lookupEnv = overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
+  const location = locateOpenClawConfig(lookupEnv);
+  let gateway: GatewaySettings | null = null;
+  if (!location || !existsSync(location.path)) {
+    add("FAIL", `no OpenClaw config found${location ? ` at ${location.path} (${location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
+  } else {
+    try {
+      const config = JSON5.parse(readFileSync(location.path, "utf8"));
+      gateway = gatewaySettingsFrom(config, env, { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path }, location.path);
+      add("OK", `OpenClaw config ${location.path} (found by ${location.source})`);
+    } catch (err) {
+      add("FAIL", `${location.path} is not valid JSON5: ${(err as Error).message}`, "fix the syntax; the gateway will not start either");
+    }
+  }
+
+  if (gateway) {
+    if (gateway.hooksEnabled) add("OK", "hooks.enabled is true");
+    else add("FAIL", "hooks.enabled is not true", 'set "hooks": { "enabled": true, "token": "<long random>" } in openclaw.json');
+    if (gateway.hooksToken) add("OK", "hooks.token is set");
+    else add("FAIL", "hooks.token is missing", "set hooks.token in openclaw.json (a long random string)");
+    add(gateway.hooksPath === "/hooks" ? "OK" : "WARN", `hooks.path is ${gateway.hooksPath}`);
+    if (await portIsListening(gateway.port)) add("OK", `gateway listening on 127.0.0.1:${gateway.port} (${gateway.portSource})`);
+    else add("FAIL", `nothing listens on 127.0.0.1:${gateway.port} (${gateway.portSource})`, "start the gateway: openclaw gateway");
+    for (const subpath of [AGENT_SUBPATH, WAKE_SUBPATH]) {
+      if (gateway.mappingPaths.includes(subpath)) add("OK", `hooks.mappings has ${subpath}`);
+      else add("FAIL", `hooks.mappings has no entry for ${subpath}: the gateway will answer 404`, `add { "match": { "path": "${subpath}" }, … } as the Agentline set-up does`);
+    }
+  }
+  return checks;
+}
+
+export function doctorReport(checks: Check[]): string {
+  return checks.map((c) => `[${c.level}] ${c.what}${c.fix ? `\n       fix: ${c.fix}` : ""}`).join("\n");
+}

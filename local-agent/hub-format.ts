@@ -1,0 +1,90 @@
+// Turns what the relay delivers into the request the hub would have made to the gateway through a
+// tunnel (agentline.md, "Webhook delivery by a hub"), so existing hooks.mappings keep working.
+import { fromBase64, parseEnvelope, utf8 } from "../protocol/index.ts";
+import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
+
+export const AGENT_SUBPATH = "agentgram_inbox/agent";
+export const WAKE_SUBPATH = "agentgram_inbox/wake";
+
+export interface GatewayRequest {
+  subpath: string;
+  contentType: string;
+  body: Uint8Array;
+}
+
+function frameBytes(frame: DeliveryFrame): Uint8Array {
+  return frame.encoding === "utf8" ? utf8(frame.body) : (fromBase64(frame.body) ?? new Uint8Array(0));
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** "Alice (ag_abc)" from an unsigned display-name extra when present, else the bare id. */
+export function senderLabel(envelope: Envelope): string {
+  const name = envelope.display_name ?? envelope.from_name;
+  return typeof name === "string" && name.trim() !== "" && name !== envelope.from ? `${name.trim()} (${envelope.from})` : envelope.from;
+}
+
+/** The hub's room header for rooms of more than two members, else "". */
+export function roomHeader(envelope: Envelope): string {
+  const count = Number(envelope.room_member_count);
+  if (!envelope.to.startsWith("rm_") || !(count > 2)) return "";
+  const names = Array.isArray(envelope.room_member_names) ? envelope.room_member_names.map(String).join(", ") : "";
+  return `[群聊「${String(envelope.room_name ?? envelope.to)}」(${envelope.to}) | ${count}人: ${names}]\n`;
+}
+
+/** The flat text the hub puts in `message` (or the wake `text`). */
+export function flatText(envelope: Envelope): string {
+  const who = senderLabel(envelope);
+  const p = envelope.payload;
+  switch (envelope.type) {
+    case "message":
+      return `${roomHeader(envelope)}${who} says: ${text(p.text ?? p)}`;
+    case "result":
+      return `${who} sent the result for your message ${envelope.reply_to}: ${text(p.text ?? p)}`;
+    case "error": {
+      const error = (p.error ?? {}) as { code?: unknown; message?: unknown };
+      return `${who} could not handle your message ${envelope.reply_to}: ${String(error.code ?? "ERROR")}: ${String(error.message ?? "")}`.trimEnd();
+    }
+    case "ack":
+      return `${who} received your message ${envelope.reply_to}`;
+    case "contact_request":
+      return `${who} wants to add you as a contact${p.text ? `: ${text(p.text)}` : ""}`;
+    case "contact_request_response":
+      return `${who} ${p.accepted === false || p.state === "rejected" ? "declined" : "accepted"} your contact request`;
+    case "contact_removed":
+      return `${who} removed you from their contacts`;
+    case "system":
+      return text(p.text ?? p);
+  }
+}
+
+const WAKE_TYPES: ReadonlySet<string> = new Set(["contact_request", "contact_request_response", "contact_removed"]);
+
+function json(value: unknown): Uint8Array {
+  return utf8(JSON.stringify(value));
+}
+
+/** The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts. */
+export function envelopeRequest(envelope: Envelope): GatewayRequest {
+  const message = flatText(envelope);
+  const sessionKey = `agentline:${envelope.to.startsWith("rm_") ? envelope.to : envelope.from}`;
+  if (WAKE_TYPES.has(envelope.type)) {
+    // The hub's code sends `body`, its guide says `text`; the built-in /wake needs `text`. Send both.
+    return { subpath: WAKE_SUBPATH, contentType: "application/json", body: json({ text: message, body: message, mode: "now", sessionKey }) };
+  }
+  return {
+    subpath: AGENT_SUBPATH,
+    contentType: "application/json",
+    body: json({ message, name: senderLabel(envelope), channel: "last", sessionKey }),
+  };
+}
+
+/** What to post for a delivered frame: hook bodies unchanged, envelopes as the hub would format them. */
+export function gatewayRequestFor(frame: DeliveryFrame): GatewayRequest {
+  if (frame.kind === "hook") {
+    return { subpath: frame.subpath ?? AGENT_SUBPATH, contentType: frame.content_type, body: frameBytes(frame) };
+  }
+  return envelopeRequest(parseEnvelope(JSON.parse(frame.body)));
+}

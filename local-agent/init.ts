@@ -1,0 +1,101 @@
+// `clawrelay init`: make or import the agent's key, make the receipt key, claim the inbox, save the
+// settings (mode 600), and say how to register the inbox with the hub.
+import { existsSync } from "node:fs";
+import { DEFAULT_HUB_URL } from "../protocol/index.ts";
+import { agentlineDir, chooseCredentialsFile, readAgentlineCredentials } from "./agentline-credentials.ts";
+import { AgentError } from "./errors.ts";
+import { identityFromPrivateKey, newIdentity } from "./identity.ts";
+import type { Identity } from "./identity.ts";
+import type { Environment } from "./openclaw-config.ts";
+import { relayErrorText, signedRelayCall } from "./relay-api.ts";
+import { loadSettings, saveSettings } from "./settings.ts";
+import type { AgentSettings, KeySettings } from "./settings.ts";
+
+export interface InitOptions {
+  settingsPath: string;
+  env: Environment;
+  relay?: string;
+  hub?: string;
+  name?: string;
+  importAgentline?: boolean;
+  agentlineId?: string;
+  agentlineHome?: string;
+  force?: boolean;
+  rotateToken?: boolean;
+}
+
+export interface InitResult {
+  settings: AgentSettings;
+  created: boolean;
+  hooksUrl: string;
+  webhookToken: string | null;
+}
+
+function keySettings(identity: Identity): KeySettings {
+  return { key_id: identity.keyId, private_key: identity.privateKey, public_key: identity.publicKey };
+}
+
+function freshSettings(options: InitOptions): AgentSettings {
+  if (!options.relay) throw new AgentError("relay_required", "say which relay to use: clawrelay init --relay https://<your relay>");
+  let identity = newIdentity();
+  let hub = options.hub ?? options.env.AGENTLINE_HUB ?? null;
+  let name = options.name;
+  if (options.importAgentline || options.agentlineId) {
+    const credentials = readAgentlineCredentials(chooseCredentialsFile(options.agentlineHome ?? agentlineDir(), options.agentlineId));
+    identity = credentials.identity;
+    hub ??= credentials.hubUrl;
+    name ??= credentials.displayName ?? undefined;
+  }
+  const receipt = newIdentity();
+  return {
+    relay_url: options.relay.replace(/\/+$/, ""),
+    agent_id: identity.agentId,
+    ...(name ? { display_name: name } : {}),
+    hub_url: hub ?? DEFAULT_HUB_URL,
+    key: keySettings(identity),
+    receipt_key: keySettings(receipt),
+  };
+}
+
+export async function runInit(options: InitOptions): Promise<InitResult> {
+  const reuse = existsSync(options.settingsPath) && !options.force;
+  const settings = reuse ? loadSettings(options.settingsPath) : freshSettings(options);
+  if (reuse && options.relay) settings.relay_url = options.relay.replace(/\/+$/, "");
+  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const rotate = options.rotateToken === true || !settings.webhook_token;
+  const answer = await signedRelayCall(settings.relay_url, identity, "PUT", `/inbox/${settings.agent_id}`, {
+    keys: [{ key_id: settings.key.key_id, pubkey: settings.key.public_key }],
+    receipt_key: { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key },
+    hub_url: settings.hub_url,
+    rotate_webhook_token: rotate,
+  });
+  if (answer.status !== 200 && answer.status !== 201) {
+    throw new AgentError("claim_failed", `the relay refused to claim ${settings.agent_id}: ${relayErrorText(answer)}`);
+  }
+  const token = typeof answer.body.webhook_token === "string" ? answer.body.webhook_token : null;
+  if (token) settings.webhook_token = token;
+  saveSettings(options.settingsPath, settings);
+  const urls = answer.body.urls as { hooks: string };
+  return { settings, created: answer.status === 201, hooksUrl: urls.hooks, webhookToken: settings.webhook_token ?? null };
+}
+
+/** What `init` prints: the public webhook URL, the token, and how to register both with the hub. */
+export function initReport(result: InitResult, settingsPath: string): string {
+  const { settings } = result;
+  const registration = JSON.stringify({ url: result.hooksUrl, webhook_token: result.webhookToken });
+  return [
+    `${result.created ? "Claimed" : "Updated"} inbox ${settings.agent_id} on ${settings.relay_url}`,
+    `settings: ${settingsPath} (mode 600)`,
+    ``,
+    `public webhook URL: ${result.hooksUrl}`,
+    `webhook token:      ${result.webhookToken ?? "(unchanged; run init --rotate-token for a new one)"}`,
+    ``,
+    `Register them with the hub (with your agent's JWT):`,
+    `  curl -X POST ${settings.hub_url}/registry/agents/${settings.agent_id}/endpoints \\`,
+    `    -H "Authorization: Bearer $AGENTLINE_JWT" -H "Content-Type: application/json" \\`,
+    `    -d '${registration}'`,
+    `The hub probes ${result.hooksUrl}/agentgram_inbox/agent and …/wake; the relay answers both.`,
+    `For the hub to accept the relay's signed receipts, add the receipt key to your agent:`,
+    `  POST ${settings.hub_url}/registry/agents/${settings.agent_id}/keys {"pubkey":"${settings.receipt_key.public_key}"} (then verify its challenge)`,
+  ].join("\n");
+}

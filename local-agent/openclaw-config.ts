@@ -1,0 +1,133 @@
+// Finds and reads the OpenClaw gateway's config the way OpenClaw does (openclaw.md, "Finding the
+// config"): only reads it, never writes — the gateway validates that file strictly.
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import JSON5 from "json5";
+
+export const DEFAULT_GATEWAY_PORT = 18789;
+export const DEFAULT_HOOKS_PATH = "/hooks";
+
+export type Environment = Record<string, string | undefined>;
+
+export interface ConfigLocation {
+  path: string;
+  /** Which rule chose it, for doctor's output. */
+  source: "OPENCLAW_CONFIG_PATH" | "OPENCLAW_STATE_DIR" | "OPENCLAW_HOME" | "home" | "legacy";
+  stateDir: string;
+}
+
+/** The config file OpenClaw would use; `exists` is injected so the precedence is testable. */
+export function locateOpenClawConfig(env: Environment, home = homedir(), exists: (p: string) => boolean = existsSync): ConfigLocation | null {
+  if (env.OPENCLAW_CONFIG_PATH) {
+    return { path: env.OPENCLAW_CONFIG_PATH, source: "OPENCLAW_CONFIG_PATH", stateDir: env.OPENCLAW_STATE_DIR ?? join(env.OPENCLAW_CONFIG_PATH, "..") };
+  }
+  if (env.OPENCLAW_STATE_DIR) return { path: join(env.OPENCLAW_STATE_DIR, "openclaw.json"), source: "OPENCLAW_STATE_DIR", stateDir: env.OPENCLAW_STATE_DIR };
+  if (env.OPENCLAW_HOME) {
+    const stateDir = join(env.OPENCLAW_HOME, ".openclaw");
+    return { path: join(stateDir, "openclaw.json"), source: "OPENCLAW_HOME", stateDir };
+  }
+  const stateDir = join(home, ".openclaw");
+  if (exists(stateDir)) return { path: join(stateDir, "openclaw.json"), source: "home", stateDir };
+  // Earlier names of the project; read only when ~/.openclaw is absent.
+  for (const legacy of [".clawdbot", ".moltbot"]) {
+    const dir = join(home, legacy);
+    for (const file of ["openclaw.json", `${legacy.slice(1)}.json`]) {
+      if (exists(join(dir, file))) return { path: join(dir, file), source: "legacy", stateDir: dir };
+    }
+  }
+  return null;
+}
+
+/** KEY=VALUE lines of a .env file (quotes stripped, # comments ignored). */
+export function parseDotEnv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match || line.trim().startsWith("#")) continue;
+    out[match[1]!] = match[2]!.replace(/^(['"])(.*)\1$/, "$2");
+  }
+  return out;
+}
+
+export interface GatewaySettings {
+  configPath: string | null;
+  port: number;
+  portSource: "flag" | "OPENCLAW_GATEWAY_PORT" | "gateway.port" | "default";
+  hooksEnabled: boolean;
+  hooksToken: string | null;
+  hooksPath: string;
+  maxBodyBytes: number | null;
+  /** match.path of every hooks.mappings entry, slashes trimmed as OpenClaw compares them. */
+  mappingPaths: string[];
+  authToken: string | null;
+  chatCompletionsEnabled: boolean;
+}
+
+export interface GatewayOverrides {
+  port?: number;
+  hooksToken?: string;
+  hooksPath?: string;
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+export function normaliseHooksPath(path: string): string {
+  const trimmed = path.trim().replace(/\/+$/, "");
+  return trimmed.startsWith("/") ? trimmed : `/${trimmed}`;
+}
+
+/** Pure: the gateway settings from a parsed config, the merged environment and flags. */
+export function gatewaySettingsFrom(config: unknown, env: Environment, overrides: GatewayOverrides = {}, configPath: string | null = null): GatewaySettings {
+  const root = record(config);
+  const gateway = record(root.gateway);
+  const hooks = record(root.hooks);
+  const envPort = Number(env.OPENCLAW_GATEWAY_PORT);
+  const configPort = Number(gateway.port);
+  const [port, portSource]: [number, GatewaySettings["portSource"]] = overrides.port
+    ? [overrides.port, "flag"]
+    : Number.isInteger(envPort) && envPort > 0
+      ? [envPort, "OPENCLAW_GATEWAY_PORT"]
+      : Number.isInteger(configPort) && configPort > 0
+        ? [configPort, "gateway.port"]
+        : [DEFAULT_GATEWAY_PORT, "default"];
+  const mappings = Array.isArray(hooks.mappings) ? hooks.mappings : [];
+  const endpoints = record(record(record(gateway.http).endpoints).chatCompletions);
+  return {
+    configPath,
+    port,
+    portSource,
+    hooksEnabled: hooks.enabled === true,
+    hooksToken: overrides.hooksToken ?? (typeof hooks.token === "string" && hooks.token !== "" ? hooks.token : null),
+    hooksPath: normaliseHooksPath(overrides.hooksPath ?? (typeof hooks.path === "string" && hooks.path !== "" ? hooks.path : DEFAULT_HOOKS_PATH)),
+    maxBodyBytes: typeof hooks.maxBodyBytes === "number" ? hooks.maxBodyBytes : null,
+    mappingPaths: mappings.map((m) => String(record(record(m).match).path ?? "").replace(/^\/+|\/+$/g, "")).filter((p) => p !== ""),
+    authToken: typeof record(gateway.auth).token === "string" ? (record(gateway.auth).token as string) : null,
+    chatCompletionsEnabled: endpoints.enabled === true,
+  };
+}
+
+export class OpenClawConfigError extends Error {
+  override readonly name = "OpenClawConfigError";
+}
+
+/** Locates, reads (JSON5) and interprets the gateway config; `.env` of the state dir fills unset variables. */
+export function loadGatewaySettings(env: Environment, overrides: GatewayOverrides = {}, home = homedir()): GatewaySettings {
+  const location = locateOpenClawConfig(env, home);
+  let merged = env;
+  let config: unknown = {};
+  if (location) {
+    const dotEnv = join(location.stateDir, ".env");
+    if (existsSync(dotEnv)) merged = { ...parseDotEnv(readFileSync(dotEnv, "utf8")), ...env };
+    if (existsSync(location.path)) {
+      try {
+        config = JSON5.parse(readFileSync(location.path, "utf8"));
+      } catch (err) {
+        throw new OpenClawConfigError(`${location.path} is not valid JSON5: ${(err as Error).message}`);
+      }
+    }
+  }
+  return gatewaySettingsFrom(config, merged, overrides, location && existsSync(location.path) ? location.path : null);
+}

@@ -1,0 +1,66 @@
+// The agent's own settings file (never openclaw.json, which the gateway validates strictly):
+// $CLAWRELAY_HOME/agent.json, default ~/.clawrelay/agent.json, mode 600 because it holds keys.
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { isAgentId } from "../protocol/index.ts";
+import { AgentError } from "./errors.ts";
+import type { Environment } from "./openclaw-config.ts";
+
+export interface KeySettings {
+  key_id: string;
+  private_key: string;
+  public_key: string;
+}
+
+export interface AgentSettings {
+  relay_url: string;
+  agent_id: string;
+  display_name?: string;
+  hub_url: string;
+  key: KeySettings;
+  receipt_key: KeySettings;
+  /** Shown once by the relay; kept here (mode 600) so `init` can print it again. */
+  webhook_token?: string;
+  /** Overrides of what is read from openclaw.json. */
+  gateway?: { port?: number; hooks_token?: string; hooks_path?: string; config_path?: string };
+  api_port?: number;
+  window?: number;
+}
+
+export function settingsHome(env: Environment): string {
+  return env.CLAWRELAY_HOME ?? join(homedir(), ".clawrelay");
+}
+
+export function settingsPath(env: Environment): string {
+  return join(settingsHome(env), "agent.json");
+}
+
+export function loadSettings(path: string): AgentSettings {
+  if (!existsSync(path)) throw new AgentError("no_settings", `no settings at ${path}; run \`clawrelay init --relay <url>\` first`);
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new AgentError("invalid_settings", `${path} is not valid JSON (${(err as Error).message}); fix it or run \`clawrelay init --force\``);
+  }
+  const s = value as Partial<AgentSettings>;
+  const missing = (["relay_url", "agent_id", "hub_url", "key", "receipt_key"] as const).filter((k) => !s[k]);
+  if (missing.length > 0 || !isAgentId(s.agent_id) || typeof s.key?.private_key !== "string") {
+    throw new AgentError("invalid_settings", `${path} lacks ${missing.join(", ") || "a valid agent_id/key"}; run \`clawrelay init --force\``);
+  }
+  return s as AgentSettings;
+}
+
+/** Writes atomically with mode 600 in a 700 directory. */
+export function saveSettings(path: string, settings: AgentSettings): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(settings, null, 2) + "\n", { mode: 0o600 });
+  renameSync(temp, path);
+  chmodSync(path, 0o600);
+}
+
+export function fileMode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
