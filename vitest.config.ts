@@ -22,6 +22,16 @@ export default defineConfig({
           globalSetup: ["test/support/node/hub-global-setup.ts"],
         },
       },
+      {
+        test: {
+          name: "node",
+          environment: "node",
+          include: ["test/node/**/*.test.ts"],
+          globalSetup: ["test/support/node/relay-bundle-setup.ts"],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
     ],
   },
 });

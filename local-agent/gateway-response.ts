@@ -12,6 +12,7 @@ export type GatewayOutcome =
 export function classifyGatewayResponse(status: number, retryAfter: string | null, defaultRetryAfterMs: number, detail = ""): GatewayOutcome {
   const what = detail ? `${status} ${detail}` : String(status);
   if (status === 200 || status === 202 || status === 204) return { kind: "accepted" };
+  if (status === 0) return { kind: "transient", reason: detail || "gateway unreachable" };
   if (status === 429) return { kind: "rate_limited", retryAfterMs: parseRetryAfter(retryAfter) ?? defaultRetryAfterMs };
   if (status === 401) return { kind: "config_error", reason: `gateway answered ${what}: hooks.token does not match the gateway's (run clawrelay doctor)` };
   if (status === 404) return { kind: "config_error", reason: `gateway answered ${what}: hooks are disabled or no hooks.mappings entry matches this sub-path (run clawrelay doctor)` };

@@ -1,0 +1,109 @@
+// A stand-in OpenClaw gateway: a real node:http server that behaves like the gateway's hooks
+// endpoint (openclaw.md): token check (401), hooks.path and mappings (404), Idempotency-Key replay
+// within 5 minutes, and answers a test can script (fail the next N requests with a status).
+// Used by `npm start` when no real gateway is configured, and by the end-to-end tests.
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { IncomingHttpHeaders, Server } from "node:http";
+
+export interface ReceivedHook {
+  subpath: string;
+  contentType: string;
+  body: Buffer;
+  idempotencyKey: string | null;
+  at: number;
+}
+
+export interface ScriptedAnswer {
+  status: number;
+  retryAfter?: string;
+  /** Hold the answer this long (a slow gateway). */
+  delayMs?: number;
+}
+
+export interface StandinGateway {
+  port: number;
+  token: string;
+  hooksPath: string;
+  /** Hook bodies accepted as new runs, in order. */
+  received: ReceivedHook[];
+  /** Every request that reached the server, replays and refusals included. */
+  requests: { subpath: string; status: number; idempotencyKey: string | null; at: number }[];
+  /** Answers for the next requests, in turn, before normal handling resumes. */
+  script(...answers: ScriptedAnswer[]): void;
+  onReceive?: (hook: ReceivedHook) => void;
+  close(): Promise<void>;
+}
+
+export interface StandinGatewayOptions {
+  port?: number;
+  token?: string;
+  hooksPath?: string;
+  mappings?: string[];
+}
+
+const REPLAY_WINDOW_MS = 5 * 60_000;
+
+function bearer(headers: IncomingHttpHeaders): string | undefined {
+  const auth = headers.authorization;
+  if (auth?.startsWith("Bearer ")) return auth.slice(7);
+  const token = headers["x-openclaw-token"];
+  return typeof token === "string" ? token : undefined;
+}
+
+export async function startStandinGateway(options: StandinGatewayOptions = {}): Promise<StandinGateway> {
+  const token = options.token ?? randomBytes(24).toString("base64url");
+  const hooksPath = options.hooksPath ?? "/hooks";
+  const mappings = new Set(options.mappings ?? ["agentgram_inbox/agent", "agentgram_inbox/wake"]);
+  const scripted: ScriptedAnswer[] = [];
+  const seen = new Map<string, { at: number; status: number; body: string }>();
+  let runs = 0;
+
+  const gateway: StandinGateway = {
+    port: 0,
+    token,
+    hooksPath,
+    received: [],
+    requests: [],
+    script: (...answers) => scripted.push(...answers),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://gateway");
+      const subpath = url.pathname.startsWith(hooksPath + "/") ? url.pathname.slice(hooksPath.length + 1).replace(/\/+$/, "") : "";
+      const idempotencyKey = (req.headers["idempotency-key"] as string | undefined) ?? null;
+      const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
+        gateway.requests.push({ subpath, status, idempotencyKey, at: Date.now() });
+        res.writeHead(status, { "content-type": body.startsWith("{") ? "application/json" : "text/plain", ...headers });
+        res.end(body);
+      };
+      const next = scripted.shift();
+      if (next) {
+        const send = () => answer(next.status, JSON.stringify({ ok: false, error: "scripted" }), next.retryAfter ? { "retry-after": next.retryAfter } : {});
+        return next.delayMs ? void setTimeout(send, next.delayMs) : send();
+      }
+      if (req.method !== "POST") return answer(405, "Method Not Allowed");
+      if (bearer(req.headers) !== token) return answer(401, "Unauthorized");
+      if (!subpath || (!mappings.has(subpath) && subpath !== "agent" && subpath !== "wake")) return answer(404, "Not Found");
+      const previous = idempotencyKey ? seen.get(idempotencyKey) : undefined;
+      if (previous && Date.now() - previous.at < REPLAY_WINDOW_MS) return answer(previous.status, previous.body);
+      const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body: Buffer.concat(chunks), idempotencyKey, at: Date.now() };
+      gateway.received.push(hook);
+      gateway.onReceive?.(hook);
+      const body = JSON.stringify({ ok: true, runId: `run-${++runs}` });
+      if (idempotencyKey) seen.set(idempotencyKey, { at: Date.now(), status: 200, body });
+      answer(200, body);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const address = server.address();
+  gateway.port = address && typeof address !== "string" ? address.port : 0;
+  return gateway;
+}

@@ -1,0 +1,114 @@
+// The gateway misbehaves: down, wrong token, rate limiting, refusing one message, flapping.
+// Nothing is acknowledged before the gateway accepted it, and nothing is lost.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { AgentHandle } from "../../local-agent/agent.ts";
+import { identityFromPrivateKey } from "../../local-agent/identity.ts";
+import { signedRelayCall } from "../../local-agent/relay-api.ts";
+import { startStandinGateway } from "../../scripts/standin-gateway.ts";
+import type { StandinGateway } from "../../scripts/standin-gateway.ts";
+import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+
+let relay: LocalRelay;
+let gateway: StandinGateway;
+let home: AgentHome;
+let agent: AgentHandle | null = null;
+
+beforeAll(async () => {
+  relay = await startRelay();
+});
+afterAll(() => relay.stop());
+afterEach(async () => {
+  await agent?.close();
+  agent = null;
+  await gateway.close();
+  await home.cleanup();
+});
+
+async function setUp(): Promise<void> {
+  gateway = await startStandinGateway();
+  home = await makeAgentHome(relay, gateway);
+}
+
+async function hook(body: string): Promise<number> {
+  const res = await fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${home.settings.webhook_token}` },
+    body,
+  });
+  return ((await res.json()) as { id: number }).id;
+}
+
+/** Ids still stored on the relay (unacknowledged), read with the agent's key. */
+async function relayQueue(): Promise<number[]> {
+  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+  const answer = await signedRelayCall(relay.url, identity, "GET", `/inbox/${home.settings.agent_id}/messages?ack=false`);
+  return (answer.body.messages as { id: number }[]).map((m) => m.id);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("gateway failures", () => {
+  it("keeps messages on the relay while the gateway is down and delivers them when it returns", async () => {
+    await setUp();
+    const port = gateway.port;
+    await gateway.close();
+    agent = await runAgent(home);
+    const ids = [await hook('{"n":1}'), await hook('{"n":2}')];
+    await sleep(1200);
+    expect(agent.status().delivery.delivered).toBe(0);
+    expect(await relayQueue()).toEqual(ids);
+    gateway = await startStandinGateway({ port, token: home.settings.gateway?.hooks_token ?? gateway.token });
+    await waitUntil("both messages after the gateway returned", () => gateway.received.length === 2, 20_000);
+    expect(gateway.received.map((r) => r.body.toString())).toEqual(['{"n":1}', '{"n":2}']);
+    await waitUntil("relay queue empty", async () => (await relayQueue()).length === 0);
+  });
+
+  it("on 401 stops, says why, does not acknowledge and does not hammer the gateway", async () => {
+    await setUp();
+    gateway.script({ status: 401 }, { status: 401 }, { status: 401 });
+    const id = await hook('{"n":1}');
+    agent = await runAgent(home);
+    await waitUntil("the first attempt", () => gateway.requests.length === 1);
+    await sleep(2500);
+    expect(gateway.requests.length).toBe(1);
+    const status = agent.status();
+    expect(status.delivery.paused).toContain("hooks.token");
+    expect(status.delivery.delivered).toBe(0);
+    expect(await relayQueue()).toEqual([id]);
+  });
+
+  it("on 429 waits for Retry-After, then delivers with the same Idempotency-Key", async () => {
+    await setUp();
+    gateway.script({ status: 429, retryAfter: "1" });
+    await hook('{"n":1}');
+    agent = await runAgent(home);
+    await waitUntil("delivery after the 429", () => gateway.received.length === 1);
+    const [refused, accepted] = gateway.requests;
+    expect(refused!.status).toBe(429);
+    expect(accepted!.at - refused!.at).toBeGreaterThanOrEqual(950);
+    expect(accepted!.idempotencyKey).toBe(refused!.idempotencyKey);
+  });
+
+  it("retries transient failures (503, 500, connection drop) with the same key until accepted", async () => {
+    await setUp();
+    gateway.script({ status: 503 }, { status: 500 }, { status: 408 });
+    await hook('{"n":1}');
+    agent = await runAgent(home);
+    await waitUntil("delivery after transient failures", () => gateway.received.length === 1, 20_000);
+    expect(gateway.requests.map((r) => r.status)).toEqual([503, 500, 408, 200]);
+    expect(new Set(gateway.requests.map((r) => r.idempotencyKey)).size).toBe(1);
+  });
+
+  it("sets aside a message the gateway refuses for its content (400/413) and goes on with later ones", async () => {
+    await setUp();
+    gateway.script({ status: 413 });
+    const refused = await hook('{"big":true}');
+    await hook('{"n":2}');
+    agent = await runAgent(home);
+    await waitUntil("the later message", () => gateway.received.length === 1);
+    expect(gateway.received[0]!.body.toString()).toBe('{"n":2}');
+    expect(agent.status().delivery.set_aside).toEqual([{ id: refused, reason: expect.stringContaining("413") }]);
+    await waitUntil("only the refused one left on the relay", async () => (await relayQueue()).join() === String(refused));
+  });
+});

@@ -1,0 +1,97 @@
+// End-to-end pieces: the real relay (the bundled Worker in Miniflare, optionally persisted), agent
+// homes claimed on it with an openclaw.json pointing at a stand-in gateway, and the real local agent.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Miniflare } from "miniflare";
+import { inject } from "vitest";
+import { startAgent } from "../../../local-agent/agent.ts";
+import type { AgentHandle } from "../../../local-agent/agent.ts";
+import { runInit } from "../../../local-agent/init.ts";
+import { silentLogger } from "../../../local-agent/logger.ts";
+import type { Logger } from "../../../local-agent/logger.ts";
+import { loadSettings } from "../../../local-agent/settings.ts";
+import type { AgentSettings } from "../../../local-agent/settings.ts";
+import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
+import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
+
+/** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
+export const NO_HUB = "http://127.0.0.1:9";
+
+export interface LocalRelay {
+  url: string;
+  port: number;
+  /** Stops workerd and starts it again on the same port and storage (a redeploy/restart). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRelay(options: { persistDir?: string } = {}): Promise<LocalRelay> {
+  const bundle = inject("relayBundle");
+  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, options);
+  const url = (await mf.ready).origin;
+  const port = Number(new URL(url).port);
+  return {
+    url,
+    port,
+    restart: async () => {
+      await mf.dispose();
+      mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port });
+      await mf.ready;
+    },
+    stop: () => mf.dispose(),
+  };
+}
+
+export interface AgentHome {
+  dir: string;
+  env: Record<string, string>;
+  settings: AgentSettings;
+  settingsPath: string;
+  cleanup(): Promise<void>;
+}
+
+/** A fresh agent home: openclaw.json (JSON5, as users write it) for `gateway`, claimed on `relay`. */
+export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, name = "Test Agent"): Promise<AgentHome> {
+  const dir = await mkdtemp(join(tmpdir(), "clawrelay-home-"));
+  const configPath = join(dir, "openclaw", "openclaw.json");
+  await writeOpenClawConfig(configPath, gateway);
+  const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
+  const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
+  await runInit({ settingsPath, env, relay: relay.url, hub: NO_HUB, name });
+  return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = ""): Promise<void> {
+  await mkdir(join(path, ".."), { recursive: true });
+  await writeFile(
+    path,
+    `// written by the clawrelay tests
+{
+  gateway: { port: ${gateway.port}, },
+  hooks: {
+    enabled: true,
+    token: "${gateway.token}",
+    path: "${gateway.hooksPath}",
+    mappings: [
+      { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
+      { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
+    ],
+  },${extra}
+}
+`,
+  );
+}
+
+export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
+  return startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0 });
+}
+
+/** Polls `check` until it returns true; the error says what was awaited. */
+export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
