@@ -31,6 +31,8 @@ export interface StandinGateway {
   requests: { subpath: string; status: number; idempotencyKey: string | null; at: number }[];
   /** Answers for the next requests, in turn, before normal handling resumes. */
   script(...answers: ScriptedAnswer[]): void;
+  /** Accepted runs are answered this much later (a gateway still busy admitting the run). */
+  answerDelayMs: number;
   onReceive?: (hook: ReceivedHook) => void;
   close(): Promise<void>;
 }
@@ -66,6 +68,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
     received: [],
     requests: [],
     script: (...answers) => scripted.push(...answers),
+    answerDelayMs: 0,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 
@@ -96,7 +99,8 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       gateway.onReceive?.(hook);
       const body = JSON.stringify({ ok: true, runId: `run-${++runs}` });
       if (idempotencyKey) seen.set(idempotencyKey, { at: Date.now(), status: 200, body });
-      answer(200, body);
+      if (gateway.answerDelayMs > 0) setTimeout(() => answer(200, body), gateway.answerDelayMs);
+      else answer(200, body);
     });
   });
   await new Promise<void>((resolve, reject) => {
