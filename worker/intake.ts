@@ -136,7 +136,8 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   await ctx.stored(seq, expiresAt);
 
   if (ack && arrival.via === "hook") await ctx.sendToHub(ack, expiresAt);
-  if (ack && keySource === "relay") await ctx.sendToSibling(envelope.from, ack);
+  // A message to oneself needs no ack in one's own inbox.
+  if (ack && keySource === "relay" && envelope.from !== config.agent_id) await ctx.sendToSibling(envelope.from, ack);
   return answer;
 }
 

@@ -1,0 +1,86 @@
+// `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
+// .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (a stand-in when
+// none is configured), and the local agent connected to it. Ctrl-C stops everything.
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { startAgent, portIsListening } from "../local-agent/agent.ts";
+import { runInit } from "../local-agent/init.ts";
+import { createLogger } from "../local-agent/logger.ts";
+import { loadGatewaySettings } from "../local-agent/openclaw-config.ts";
+import { saveSettings } from "../local-agent/settings.ts";
+import { REPO_ROOT, bundleWorker, startRelayMiniflare } from "./local-workerd.ts";
+import { startStandinGateway } from "./standin-gateway.ts";
+import type { StandinGateway } from "./standin-gateway.ts";
+
+const DEV_DIR = join(REPO_ROOT, ".clawrelay-dev");
+const RELAY_PORT = Number(process.env.CLAWRELAY_DEV_PORT ?? 8787);
+const say = (line = "") => process.stdout.write(line + "\n");
+
+if (await portIsListening(RELAY_PORT)) {
+  say(`Port ${RELAY_PORT} is busy (another npm start?). Stop it, or run with CLAWRELAY_DEV_PORT=<port>.`);
+  process.exit(1);
+}
+
+const bundleDir = await mkdtemp(join(tmpdir(), "clawrelay-start-"));
+const bundle = await bundleWorker("wrangler.toml", bundleDir);
+await rm(bundleDir, { recursive: true, force: true });
+await mkdir(join(DEV_DIR, "relay"), { recursive: true });
+const relay = startRelayMiniflare(bundle, "https://agentgram.chat", { persistDir: join(DEV_DIR, "relay"), port: RELAY_PORT });
+const relayUrl = (await relay.ready).origin;
+
+// A real gateway is used when its config has hooks on and it is listening; otherwise a stand-in.
+const env: Record<string, string | undefined> = { ...process.env, CLAWRELAY_HOME: join(DEV_DIR, "home") };
+let standin: StandinGateway | null = null;
+const real = (() => {
+  try {
+    return loadGatewaySettings(process.env);
+  } catch {
+    return null;
+  }
+})();
+const realUsable = !!real && real.hooksEnabled && !!real.hooksToken && (await portIsListening(real.port));
+if (!realUsable) {
+  standin = await startStandinGateway();
+  standin.onReceive = (hook) => say(`\n[stand-in gateway] POST ${standin!.hooksPath}/${hook.subpath}  Idempotency-Key: ${hook.idempotencyKey}\n  ${hook.body.toString("utf8")}\n`);
+}
+
+const settingsPath = join(DEV_DIR, "home", "agent.json");
+const init = await runInit({ settingsPath, env, relay: relayUrl, name: "dev-agent" });
+const settings = init.settings;
+if (standin) settings.gateway = { port: standin.port, hooks_token: standin.token, hooks_path: standin.hooksPath };
+else delete settings.gateway;
+saveSettings(settingsPath, settings);
+
+const agent = await startAgent({ settings, env, logger: createLogger(), runDir: join(DEV_DIR, "home") });
+const home = relative(process.cwd(), join(DEV_DIR, "home")) || ".";
+
+say("");
+say("clawrelay is running locally");
+say(`  relay        ${relayUrl}   (workerd, state in ${relative(process.cwd(), join(DEV_DIR, "relay"))})`);
+say(`  inbox        ${relayUrl}/inbox/${settings.agent_id}`);
+say(`  webhook URL  ${init.hooksUrl}   token ${init.webhookToken}`);
+say(`  local API    http://127.0.0.1:${agent.apiPort}/api/status`);
+if (standin) {
+  say("");
+  say("  !!! No OpenClaw gateway with hooks enabled was found (see `npx clawrelay doctor`).");
+  say(`  !!! Using a STAND-IN gateway on 127.0.0.1:${standin.port}: it only prints what it receives.`);
+} else {
+  say(`  gateway      127.0.0.1:${real!.port}${real!.hooksPath} (${real!.configPath})`);
+}
+say("");
+say("Make a message appear in the gateway:");
+say(`  npx clawrelay --home ${home} send --to ${settings.agent_id} --text "hello through clawrelay"`);
+say("Ctrl-C stops everything.");
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await agent.close();
+  await standin?.close();
+  await relay.dispose();
+  process.exit(0);
+}
+process.once("SIGINT", () => void stop());
+process.once("SIGTERM", () => void stop());
