@@ -25,7 +25,9 @@ export interface EnvelopeSignature {
   value: string;
 }
 
-export interface Envelope {
+/** The envelope before signing. Declared in full: Omit<> over a type with an index signature would
+ *  erase the named fields. */
+export interface UnsignedEnvelope {
   v: typeof ENVELOPE_VERSION;
   msg_id: string;
   ts: number;
@@ -36,12 +38,13 @@ export interface Envelope {
   ttl_sec: number;
   payload: Record<string, unknown>;
   payload_hash: string;
-  sig: EnvelopeSignature;
   /** Hubs add unsigned extras (topic, goal, mentions); they are kept, never trusted. */
   [extra: string]: unknown;
 }
 
-export type UnsignedEnvelope = Omit<Envelope, "sig">;
+export interface Envelope extends UnsignedEnvelope {
+  sig: EnvelopeSignature;
+}
 
 const MAX_ID_LENGTH = 128;
 const MAX_TTL_SEC = 30 * 24 * 3600;
@@ -137,7 +140,7 @@ export type SignFunction = (message: Uint8Array) => Uint8Array | Promise<Uint8Ar
 
 export async function signEnvelope(unsigned: UnsignedEnvelope, keyId: string, sign: SignFunction): Promise<Envelope> {
   const value = toBase64(await sign(signingInput(unsigned)));
-  return { ...unsigned, sig: { alg: "ed25519", key_id: keyId, value } } as Envelope;
+  return { ...unsigned, sig: { alg: "ed25519", key_id: keyId, value } };
 }
 
 /** The 64 signature bytes, or null when sig.value is not base64 of 64 bytes. */
