@@ -3,9 +3,11 @@
 import { connect } from "node:net";
 import { writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import packageJson from "../package.json" with { type: "json" };
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
 import type { ApiServer } from "./api-server.ts";
+import { parseEnvelope } from "../protocol/index.ts";
+import { publishCard, readCardFile } from "./card-file.ts";
+import { Delegator } from "./delegation.ts";
 import { DeliveryLoop } from "./delivery.ts";
 import type { DeliveryStatus } from "./delivery.ts";
 import { AgentError } from "./errors.ts";
@@ -16,6 +18,8 @@ import type { Logger } from "./logger.ts";
 import { loadGatewaySettings } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 import { RelayClient } from "./relay-client.ts";
+import { societyRoutes } from "./society-api.ts";
+import { TaskRunner } from "./task-runner.ts";
 import type { ConnectionState } from "./relay-client.ts";
 import type { AgentSettings } from "./settings.ts";
 
@@ -44,7 +48,11 @@ export interface AgentOptions {
   /** Where `status` finds the running agent (run.json); omitted in tests. */
   runDir?: string;
   apiPort?: number;
+  /** card.json to publish to the directory (see examples/card.json); none = not listed. */
+  cardFile?: string;
 }
+
+export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
 
 export function gatewayTarget(settings: AgentSettings, env: Environment): { target: GatewayTarget; gateway: GatewaySettings } {
   const overrides = settings.gateway ?? {};
@@ -80,6 +88,22 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const startedAt = Date.now();
   const relay: AgentStatus["relay"] = { url: settings.relay_url, state: "disconnected", since: startedAt, backlog: null, error: null };
 
+  const card = options.cardFile ? readCardFile(options.cardFile) : null;
+  const delegator = new Delegator({ relayUrl: settings.relay_url, identity, timeoutMs: settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS, logger });
+  const tasks = new TaskRunner({
+    relayUrl: settings.relay_url,
+    identity,
+    card: () => card,
+    chat: () => ({
+      port: current.target.port,
+      authToken: current.gateway.authToken,
+      model: settings.openclaw_agent ?? "openclaw",
+      enabled: current.gateway.chatCompletionsEnabled,
+    }),
+    timeoutMs: settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS,
+    logger,
+  });
+
   const loop = new DeliveryLoop({
     agentId: settings.agent_id,
     target: () => {
@@ -96,6 +120,12 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     post: (target, message, key) => gatewayClient.post(target, message, key),
     ack: (id) => client.ack(id),
     logger,
+    // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
+    intercept: (frame) => {
+      if (frame.kind !== "envelope") return false;
+      const envelope = parseEnvelope(JSON.parse(frame.body));
+      return delegator.intercept(envelope) || tasks.intercept(envelope);
+    },
   });
 
   let markReplaced: () => void = () => {};
@@ -127,26 +157,22 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   });
 
   api = await startApiServer(options.apiPort ?? settings.api_port ?? (Number(env.SOCIETY_AI_API_PORT) || DEFAULT_API_PORT), {
-    "GET /api/status": async () => {
-      const gatewayUp = await portIsListening(current.target.port);
-      const relayUp = relay.state === "connected";
-      return {
-        status: 200,
-        body: {
-          connected: relayUp && gatewayUp,
-          agent: settings.display_name ?? settings.agent_id,
-          hub: { status: relayUp ? "connected" : "disconnected", registered: relayUp },
-          gateway: { status: gatewayUp ? "connected" : "disconnected" },
-          api: { port: api?.port ?? 0, uptime: Math.floor((Date.now() - startedAt) / 1000) },
-          version: packageJson.version,
-        },
-      };
-    },
+    ...societyRoutes({
+      relayUrl: settings.relay_url,
+      agentName: () => card?.name ?? settings.display_name ?? settings.agent_id,
+      relayConnected: () => relay.state === "connected",
+      gatewayReachable: () => portIsListening(current.target.port),
+      apiPort: () => api?.port ?? 0,
+      startedAt,
+      delegator,
+    }),
     "GET /clawrelay/status": async () => ({ status: 200, body: status() }),
   });
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;
   if (runFile) writeFileSync(runFile, JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt }) + "\n", { mode: 0o600 });
   client.start();
+  if (card) await publishCard(settings.relay_url, identity, card, logger);
+  else logger.info("no card.json: this agent is not listed in the directory", { path: options.cardFile ?? null });
   logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port });
 
   let closing: Promise<void> | null = null;
@@ -157,6 +183,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     close: () =>
       (closing ??= (async () => {
         await loop.stop();
+        await Promise.race([tasks.idle(), new Promise((r) => setTimeout(r, 2000))]);
         await client.close();
         await api?.close();
         gatewayClient.close();

@@ -32,7 +32,7 @@ export function chooseCredentialsFile(dir: string, agentId?: string): string {
   if (files.length === 1) return join(credentials, files[0]!);
   throw new AgentError(
     "agentline_identity_ambiguous",
-    files.length === 0 ? `no Agentline credentials under ${credentials}` : `several Agentline identities under ${credentials}; name one with --import-agentline <agent_id>`,
+    files.length === 0 ? `no Agentline credentials under ${credentials}` : `several Agentline identities under ${credentials}; name one with --agentline-id <agent_id>`,
   );
 }
 

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { ENVELOPE_TYPES, RelayError, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
 import type { EnvelopeType } from "../protocol/index.ts";
 import { startAgent } from "./agent.ts";
+import { cardPath } from "./card-file.ts";
 import { doctorReport, runDoctor } from "./doctor.ts";
 import { AgentError } from "./errors.ts";
 import { identityFromPrivateKey } from "./identity.ts";
@@ -56,7 +57,8 @@ function print(text: string): void {
 
 async function start(): Promise<void> {
   const logger = createLogger({ json: values.json });
-  const agent = await startAgent({ settings: loadSettings(path), env, logger, runDir: settingsHome(env) });
+  const home = settingsHome(env);
+  const agent = await startAgent({ settings: loadSettings(path), env, logger, runDir: home, cardFile: cardPath(home) });
   const stop = (signal: string) => {
     logger.info("stopping", { signal });
     void agent.close().then(() => process.exit(0));
@@ -78,6 +80,10 @@ async function status(): Promise<void> {
   const res = await fetch(`http://127.0.0.1:${run.api_port}/clawrelay/status`).catch(() => null);
   if (!res?.ok) throw new AgentError("not_running", `the agent (pid ${run.pid}) does not answer on 127.0.0.1:${run.api_port}; it may have crashed`);
   const s = (await res.json()) as import("./agent.ts").AgentStatus;
+  // Another agent (another CLAWRELAY_HOME) may have taken the port of a crashed one since.
+  if (s.agent_id !== loadSettings(path).agent_id) {
+    throw new AgentError("not_running", `no agent of ${path} is running (run.json is stale: pid ${run.pid} is gone and 127.0.0.1:${run.api_port} is another agent's)`);
+  }
   if (values.json) return print(JSON.stringify(s, null, 2));
   const last = s.delivery.last_delivery;
   print(

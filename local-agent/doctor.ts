@@ -1,11 +1,9 @@
 // `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
-import { existsSync, readFileSync } from "node:fs";
-import JSON5 from "json5";
 import { isAgentId } from "../protocol/index.ts";
 import { portIsListening } from "./agent.ts";
 import { identityFromPrivateKey } from "./identity.ts";
 import { AGENT_SUBPATH, WAKE_SUBPATH } from "./hub-format.ts";
-import { gatewaySettingsFrom, locateOpenClawConfig } from "./openclaw-config.ts";
+import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
@@ -51,18 +49,17 @@ export async function runDoctor(settingsPath: string, env: Environment): Promise
 
   const overrides = settings?.gateway ?? {};
   const lookupEnv = overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
-  const location = locateOpenClawConfig(lookupEnv);
   let gateway: GatewaySettings | null = null;
-  if (!location || !existsSync(location.path)) {
-    add("FAIL", `no OpenClaw config found${location ? ` at ${location.path} (${location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
-  } else {
-    try {
-      const config = JSON5.parse(readFileSync(location.path, "utf8"));
-      gateway = gatewaySettingsFrom(config, env, { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path }, location.path);
-      add("OK", `OpenClaw config ${location.path} (found by ${location.source})`);
-    } catch (err) {
-      add("FAIL", `${location.path} is not valid JSON5: ${(err as Error).message}`, "fix the syntax; the gateway will not start either");
+  try {
+    const file = readOpenClawConfig(lookupEnv);
+    if (!file.exists) {
+      add("FAIL", `no OpenClaw config found${file.location ? ` at ${file.location.path} (${file.location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
+    } else {
+      gateway = gatewaySettingsFrom(file.config, file.env, { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path }, file.location!.path);
+      add("OK", `OpenClaw config ${file.location!.path} (found by ${file.location!.source})`);
     }
+  } catch (err) {
+    add("FAIL", (err as Error).message, "fix the syntax; the gateway will not start either");
   }
 
   if (gateway) {

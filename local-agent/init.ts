@@ -59,6 +59,9 @@ function freshSettings(options: InitOptions): AgentSettings {
 
 export async function runInit(options: InitOptions): Promise<InitResult> {
   const reuse = existsSync(options.settingsPath) && !options.force;
+  if (reuse && (options.importAgentline || options.agentlineId)) {
+    throw new AgentError("settings_exist", `${options.settingsPath} already holds an identity; add --force to replace it with the imported Agentline one`);
+  }
   const settings = reuse ? loadSettings(options.settingsPath) : freshSettings(options);
   if (reuse && options.relay) settings.relay_url = options.relay.replace(/\/+$/, "");
   const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);

@@ -23,20 +23,19 @@ export function locateOpenClawConfig(env: Environment, home = homedir(), exists:
     return { path: env.OPENCLAW_CONFIG_PATH, source: "OPENCLAW_CONFIG_PATH", stateDir: env.OPENCLAW_STATE_DIR ?? join(env.OPENCLAW_CONFIG_PATH, "..") };
   }
   if (env.OPENCLAW_STATE_DIR) return { path: join(env.OPENCLAW_STATE_DIR, "openclaw.json"), source: "OPENCLAW_STATE_DIR", stateDir: env.OPENCLAW_STATE_DIR };
-  if (env.OPENCLAW_HOME) {
-    const stateDir = join(env.OPENCLAW_HOME, ".openclaw");
-    return { path: join(stateDir, "openclaw.json"), source: "OPENCLAW_HOME", stateDir };
-  }
-  const stateDir = join(home, ".openclaw");
-  if (exists(stateDir)) return { path: join(stateDir, "openclaw.json"), source: "home", stateDir };
-  // Earlier names of the project; read only when ~/.openclaw is absent.
+  // OPENCLAW_HOME replaces the home directory; the search below it is the same, legacy dirs included.
+  const base = env.OPENCLAW_HOME ?? home;
+  const source = env.OPENCLAW_HOME ? "OPENCLAW_HOME" : "home";
+  const stateDir = join(base, ".openclaw");
+  if (exists(stateDir)) return { path: join(stateDir, "openclaw.json"), source, stateDir };
+  // Earlier names of the project; read only when .openclaw is absent.
   for (const legacy of [".clawdbot", ".moltbot"]) {
-    const dir = join(home, legacy);
+    const dir = join(base, legacy);
     for (const file of ["openclaw.json", `${legacy.slice(1)}.json`]) {
       if (exists(join(dir, file))) return { path: join(dir, file), source: "legacy", stateDir: dir };
     }
   }
-  return null;
+  return env.OPENCLAW_HOME ? { path: join(stateDir, "openclaw.json"), source, stateDir } : null;
 }
 
 /** KEY=VALUE lines of a .env file (quotes stripped, # comments ignored). */
@@ -45,7 +44,10 @@ export function parseDotEnv(text: string): Record<string, string> {
   for (const line of text.split(/\r?\n/)) {
     const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
     if (!match || line.trim().startsWith("#")) continue;
-    out[match[1]!] = match[2]!.replace(/^(['"])(.*)\1$/, "$2");
+    const raw = match[2]!;
+    // Quoted: the quoted part only. Unquoted: up to an inline " #" comment (as dotenv reads it).
+    const quoted = /^(['"])(.*?)\1/.exec(raw);
+    out[match[1]!] = quoted ? quoted[2]! : raw.replace(/\s+#.*$/, "");
   }
   return out;
 }
@@ -113,21 +115,31 @@ export class OpenClawConfigError extends Error {
   override readonly name = "OpenClawConfigError";
 }
 
-/** Locates, reads (JSON5) and interprets the gateway config; `.env` of the state dir fills unset variables. */
-export function loadGatewaySettings(env: Environment, overrides: GatewayOverrides = {}, home = homedir()): GatewaySettings {
+export interface OpenClawConfigFile {
+  location: ConfigLocation | null;
+  /** The parsed config, {} when there is no file. */
+  config: unknown;
+  /** The environment with the state dir's .env filling unset variables. */
+  env: Environment;
+  exists: boolean;
+}
+
+/** Locates and reads (JSON5) the config; `.env` of the state dir fills unset variables. */
+export function readOpenClawConfig(env: Environment, home = homedir()): OpenClawConfigFile {
   const location = locateOpenClawConfig(env, home);
-  let merged = env;
-  let config: unknown = {};
-  if (location) {
-    const dotEnv = join(location.stateDir, ".env");
-    if (existsSync(dotEnv)) merged = { ...parseDotEnv(readFileSync(dotEnv, "utf8")), ...env };
-    if (existsSync(location.path)) {
-      try {
-        config = JSON5.parse(readFileSync(location.path, "utf8"));
-      } catch (err) {
-        throw new OpenClawConfigError(`${location.path} is not valid JSON5: ${(err as Error).message}`);
-      }
-    }
+  if (!location) return { location, config: {}, env, exists: false };
+  const dotEnv = join(location.stateDir, ".env");
+  const merged = existsSync(dotEnv) ? { ...parseDotEnv(readFileSync(dotEnv, "utf8")), ...env } : env;
+  if (!existsSync(location.path)) return { location, config: {}, env: merged, exists: false };
+  try {
+    return { location, config: JSON5.parse(readFileSync(location.path, "utf8")), env: merged, exists: true };
+  } catch (err) {
+    throw new OpenClawConfigError(`${location.path} is not valid JSON5: ${(err as Error).message}`);
   }
-  return gatewaySettingsFrom(config, merged, overrides, location && existsSync(location.path) ? location.path : null);
+}
+
+/** The gateway settings the agent uses: config file, .env, environment, then flags. */
+export function loadGatewaySettings(env: Environment, overrides: GatewayOverrides = {}, home = homedir()): GatewaySettings {
+  const file = readOpenClawConfig(env, home);
+  return gatewaySettingsFrom(file.config, file.env, overrides, file.exists ? file.location!.path : null);
 }

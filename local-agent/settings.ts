@@ -26,6 +26,10 @@ export interface AgentSettings {
   gateway?: { port?: number; hooks_token?: string; hooks_path?: string; config_path?: string };
   api_port?: number;
   window?: number;
+  /** The OpenClaw agent that runs delegated tasks: "openclaw" (default agent) or "openclaw/<agentId>". */
+  openclaw_agent?: string;
+  /** How long a delegation waits for the target's result (default 180000). */
+  delegate_timeout_ms?: number;
 }
 
 export function settingsHome(env: Environment): string {

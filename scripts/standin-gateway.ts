@@ -27,6 +27,9 @@ export interface StandinGateway {
   hooksPath: string;
   /** Hook bodies accepted as new runs, in order. */
   received: ReceivedHook[];
+  authToken: string;
+  /** Chat completions seen, per OpenAI `user` (the gateway's session), in order. */
+  conversations: Map<string, string[]>;
   /** Every request that reached the server, replays and refusals included. */
   requests: { subpath: string; status: number; idempotencyKey: string | null; at: number }[];
   /** Answers for the next requests, in turn, before normal handling resumes. */
@@ -42,6 +45,10 @@ export interface StandinGatewayOptions {
   token?: string;
   hooksPath?: string;
   mappings?: string[];
+  /** Serve /v1/chat/completions (off by default on a real gateway; on here unless false). */
+  chatCompletions?: boolean;
+  /** gateway.auth.token for /v1/chat/completions. */
+  authToken?: string;
 }
 
 const REPLAY_WINDOW_MS = 5 * 60_000;
@@ -67,10 +74,27 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
     hooksPath,
     received: [],
     requests: [],
+    authToken: options.authToken ?? randomBytes(24).toString("base64url"),
+    conversations: new Map(),
     script: (...answers) => scripted.push(...answers),
     answerDelayMs: 0,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+
+  // Answers deterministically from the whole conversation of this `user`, so a test can see that a
+  // follow-up reached the same session. A message containing "[ask]" gets an INPUT_REQUIRED reply.
+  function chat(raw: Buffer, headers: IncomingHttpHeaders, answer: (status: number, body: string) => void): void {
+    if (options.chatCompletions === false) return answer(404, "Not Found");
+    if (headers.authorization !== `Bearer ${gateway.authToken}`) return answer(401, "Unauthorized");
+    const request = JSON.parse(raw.toString("utf8")) as { user?: string; messages?: { role: string; content: string }[] };
+    const user = request.user ?? "";
+    const history = gateway.conversations.get(user) ?? [];
+    for (const m of request.messages ?? []) if (m.role === "user") history.push(m.content);
+    gateway.conversations.set(user, history);
+    const last = history[history.length - 1] ?? "";
+    const content = last.includes("[ask]") ? "INPUT_REQUIRED: which city do you mean?" : `Reply ${history.length}: I have heard ${history.map((h) => `"${h}"`).join(", ")}`;
+    answer(200, JSON.stringify({ id: `chatcmpl-${history.length}`, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }));
+  }
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -90,6 +114,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
         return next.delayMs ? void setTimeout(send, next.delayMs) : send();
       }
       if (req.method !== "POST") return answer(405, "Method Not Allowed");
+      if (url.pathname === "/v1/chat/completions") return chat(Buffer.concat(chunks), req.headers, answer);
       if (bearer(req.headers) !== token) return answer(401, "Unauthorized");
       if (!subpath || (!mappings.has(subpath) && subpath !== "agent" && subpath !== "wake")) return answer(404, "Not Found");
       const previous = idempotencyKey ? seen.get(idempotencyKey) : undefined;

@@ -62,13 +62,17 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = ""): Promise<void> {
+export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true): Promise<void> {
   await mkdir(join(path, ".."), { recursive: true });
   await writeFile(
     path,
     `// written by the clawrelay tests
 {
-  gateway: { port: ${gateway.port}, },
+  gateway: {
+    port: ${gateway.port},
+    auth: { token: "${gateway.authToken}" },
+    http: { endpoints: { chatCompletions: { enabled: ${chatCompletions} } } },
+  },
   hooks: {
     enabled: true,
     token: "${gateway.token}",

@@ -1,0 +1,115 @@
+// Delegating a task to another agent, two-phase over signed envelopes (society-api.md):
+// the waiter for the result is registered first, then the task is sent as a signed `message`; the
+// relay's signed ack is phase 1, the target's signed `result` (reply_to = the task's msg_id) phase 2.
+import { draftEnvelope, signEnvelope } from "../protocol/index.ts";
+import type { Envelope } from "../protocol/index.ts";
+import type { Identity } from "./identity.ts";
+import type { Logger } from "./logger.ts";
+import { postEnvelope, relayErrorText } from "./relay-api.ts";
+
+export interface DelegateRequest {
+  agent_id: string;
+  skill_id: string;
+  message: string;
+  task_id?: string;
+  session_id?: string;
+}
+
+export interface ApiAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+interface Waiter {
+  from: string;
+  resolve(result: Envelope): void;
+}
+
+const REMEMBERED_EXPIRED = 1000;
+
+export interface DelegatorOptions {
+  relayUrl: string;
+  identity: Identity;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+export class Delegator {
+  private readonly waiters = new Map<string, Waiter>();
+  /** Tasks whose caller stopped waiting: a late result is dropped, never handed to anyone else. */
+  private readonly expired = new Set<string>();
+  private readonly options: DelegatorOptions;
+
+  constructor(options: DelegatorOptions) {
+    this.options = options;
+  }
+
+  async delegate(request: DelegateRequest): Promise<ApiAnswer> {
+    const { relayUrl, identity, timeoutMs, logger } = this.options;
+    const agent = request.agent_id;
+    const skill = request.skill_id;
+    const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ApiAnswer => ({
+      status,
+      body: { success: false, error, agent, skill, ...extra },
+    });
+    const cardRes = await fetch(`${relayUrl}/directory/agents/${encodeURIComponent(agent)}`).catch(() => null);
+    if (!cardRes) return fail(502, `cannot reach the relay at ${relayUrl}`);
+    if (cardRes.status === 404) return fail(404, `Agent "${agent}" not found in the directory (search first: /api/search-agents)`);
+    const card = (await cardRes.json()) as { agent_id: string; skills: { id: string }[] };
+    if (!card.skills.some((s) => s.id === skill)) {
+      return fail(400, `${agent} offers no skill "${skill}"; its skills are: ${card.skills.map((s) => s.id).join(", ") || "none"}`);
+    }
+    const taskId = request.task_id ?? crypto.randomUUID();
+    const payload: Record<string, unknown> = { text: request.message, skill_id: skill, task_id: taskId, ...(request.session_id ? { session_id: request.session_id } : {}) };
+    const draft = draftEnvelope({ from: identity.agentId, to: card.agent_id, type: "message", payload, ttl_sec: Math.ceil(timeoutMs / 1000) });
+    const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
+
+    // Registered before sending, so a result that comes back faster than the relay's answer is kept.
+    let timer: NodeJS.Timeout | undefined;
+    const result = new Promise<Envelope | null>((resolve) => {
+      this.waiters.set(envelope.msg_id, { from: card.agent_id, resolve });
+      timer = setTimeout(() => resolve(null), timeoutMs);
+    });
+    const sent = await postEnvelope(relayUrl, envelope).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
+    if (sent.status !== 202) {
+      clearTimeout(timer);
+      this.waiters.delete(envelope.msg_id);
+      return fail(502, `the relay refused the task for ${agent}: ${relayErrorText(sent)}`);
+    }
+    logger.info("task sent", { agent, skill, task_id: taskId, msg_id: envelope.msg_id });
+    const answer = await result;
+    clearTimeout(timer);
+    this.waiters.delete(envelope.msg_id);
+    if (!answer) {
+      this.rememberExpired(envelope.msg_id);
+      return fail(504, `Delegation to ${agent} timed out (${timeoutMs}ms)`, { task_id: taskId });
+    }
+    const p = answer.payload;
+    const status = p.status === "input-required" ? "input-required" : p.status === "failed" || answer.type === "error" ? "failed" : "completed";
+    if (status === "failed") {
+      const error = (p.error as { message?: unknown } | undefined)?.message ?? p.error ?? p.text ?? "the target agent failed the task";
+      return fail(502, String(error), { task_id: taskId, status });
+    }
+    return { status: 200, body: { success: true, task_id: taskId, status, response: String(p.text ?? ""), agent, skill } };
+  }
+
+  /** Takes a result or error that answers a task sent from here; true when it was for us. */
+  intercept(envelope: Envelope): boolean {
+    if ((envelope.type !== "result" && envelope.type !== "error") || !envelope.reply_to) return false;
+    const waiter = this.waiters.get(envelope.reply_to);
+    if (waiter && waiter.from === envelope.from) {
+      waiter.resolve(envelope);
+      return true;
+    }
+    if (this.expired.has(envelope.reply_to)) {
+      this.options.logger.warn("late result dropped", { reply_to: envelope.reply_to, from: envelope.from, note: "its caller had already timed out" });
+      return true;
+    }
+    return false;
+  }
+
+  private rememberExpired(msgId: string): void {
+    if (this.expired.size >= REMEMBERED_EXPIRED) this.expired.delete(this.expired.values().next().value!);
+    this.expired.add(msgId);
+  }
+}

@@ -1,0 +1,123 @@
+// What the agent posts to the gateway for each delivered frame: hook bodies byte for byte, envelopes
+// as the hub's webhook would have formatted them (agentline.md, "Webhook delivery by a hub").
+import { describe, expect, it } from "vitest";
+import { payloadHash, toBase64, utf8 } from "../../protocol/index.ts";
+import type { DeliveryFrame, Envelope, EnvelopeType } from "../../protocol/index.ts";
+import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, flatText, gatewayRequestFor } from "../../local-agent/hub-format.ts";
+
+function hookFrame(body: string, encoding: "utf8" | "base64", subpath: string | null, contentType = "application/json"): DeliveryFrame {
+  return { type: "message", id: 1, kind: "hook", subpath, content_type: contentType, body, encoding, received_at: 0, expires_at: 0 };
+}
+
+/** An envelope as the relay hands it over (already verified there; the signature is not checked here). */
+function envelope(type: EnvelopeType, payload: Record<string, unknown>, extra: Record<string, unknown> = {}): Envelope {
+  const reply_to = ["ack", "result", "error"].includes(type) ? "m-1" : null;
+  const sig = { alg: "ed25519" as const, key_id: "k_x", value: "" };
+  return { v: "a2a/0.1", msg_id: "m-2", ts: 1_700_000_000, from: "ag_x", to: "ag_me", type, reply_to, ttl_sec: 3600, payload, payload_hash: payloadHash(payload), sig, ...extra };
+}
+
+function envelopeFrame(value: object): DeliveryFrame {
+  return { type: "message", id: 2, kind: "envelope", subpath: null, content_type: "application/json", body: JSON.stringify(value), encoding: "utf8", received_at: 0, expires_at: 0 };
+}
+
+const decode = (bytes: Uint8Array) => JSON.parse(new TextDecoder().decode(bytes)) as Record<string, unknown>;
+
+describe("hook frames", () => {
+  it("pass utf8 bodies through unchanged, at their subpath", () => {
+    const body = '{ "message" : "héllo 👋" ,"x":1}';
+    const request = gatewayRequestFor(hookFrame(body, "utf8", "agentgram_inbox/wake", "text/plain; charset=utf-8"));
+    expect(request.subpath).toBe("agentgram_inbox/wake");
+    expect(request.contentType).toBe("text/plain; charset=utf-8");
+    expect([...request.body]).toEqual([...utf8(body)]);
+  });
+
+  it("pass base64 bodies through as the original bytes", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0xff, 0x00, 0x41, 0x80]);
+    const request = gatewayRequestFor(hookFrame(toBase64(bytes), "base64", "custom/path", "application/octet-stream"));
+    expect([...request.body]).toEqual([...bytes]);
+    expect(request.subpath).toBe("custom/path");
+  });
+
+  it("default to the agent subpath when none was given", () => {
+    expect(gatewayRequestFor(hookFrame("{}", "utf8", null)).subpath).toBe(AGENT_SUBPATH);
+  });
+});
+
+describe("message envelopes", () => {
+  it("become the hub's /agent body", () => {
+    const request = gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" }, { display_name: "Alice" })));
+    expect(request.subpath).toBe(AGENT_SUBPATH);
+    expect(request.contentType).toBe("application/json");
+    expect(decode(request.body)).toEqual({ message: "Alice (ag_x) says: Hi", name: "Alice (ag_x)", channel: "last", sessionKey: "agentline:ag_x" });
+  });
+
+  it("use the bare id without a display name (or with a blank one)", () => {
+    for (const extra of [{}, { display_name: "  " }, { display_name: "ag_x" }]) {
+      const body = decode(envelopeRequest(envelope("message", { text: "Hi" }, extra)).body);
+      expect(body.message).toBe("ag_x says: Hi");
+      expect(body.name).toBe("ag_x");
+    }
+  });
+
+  it("accept from_name as the display name too", () => {
+    expect(flatText(envelope("message", { text: "Hi" }, { from_name: "Alice" }))).toBe("Alice (ag_x) says: Hi");
+  });
+
+  it("get the room header for rooms of more than two members", () => {
+    const room = { to: "rm_abc123", display_name: "Alice", room_name: "Project Alpha", room_member_count: 3, room_member_names: ["Alice", "Bob", "Charlie"] };
+    const body = decode(envelopeRequest(envelope("message", { text: "Hi" }, room)).body);
+    expect(body.message).toBe("[群聊「Project Alpha」(rm_abc123) | 3人: Alice, Bob, Charlie]\nAlice (ag_x) says: Hi");
+    expect(body.sessionKey).toBe("agentline:rm_abc123");
+  });
+
+  it("get no room header for a room of two", () => {
+    const room = { to: "rm_abc123", display_name: "Alice", room_name: "Pair", room_member_count: 2, room_member_names: ["Alice", "Bob"] };
+    expect(flatText(envelope("message", { text: "Hi" }, room))).toBe("Alice (ag_x) says: Hi");
+  });
+});
+
+describe("contact envelopes go to /wake", () => {
+  it.each([
+    ["contact_request", { text: "let's talk" }, "Alice (ag_x) wants to add you as a contact: let's talk"],
+    ["contact_request_response", { accepted: true }, "Alice (ag_x) accepted your contact request"],
+    ["contact_request_response", { accepted: false }, "Alice (ag_x) declined your contact request"],
+    ["contact_removed", {}, "Alice (ag_x) removed you from their contacts"],
+  ] as const)("%s %j", (type, payload, text) => {
+    const request = envelopeRequest(envelope(type, payload, { display_name: "Alice" }));
+    expect(request.subpath).toBe(WAKE_SUBPATH);
+    expect(decode(request.body)).toEqual({ text, body: text, mode: "now", sessionKey: "agentline:ag_x" });
+  });
+
+  it("a contact request without text has no trailing colon", () => {
+    expect(flatText(envelope("contact_request", {}))).toBe("ag_x wants to add you as a contact");
+  });
+});
+
+describe("receipts and system messages go to /agent with readable text", () => {
+  it("result", () => {
+    const request = envelopeRequest(envelope("result", { text: "done" }, { display_name: "Alice" }));
+    expect(request.subpath).toBe(AGENT_SUBPATH);
+    expect(decode(request.body).message).toBe("Alice (ag_x) sent the result for your message m-1: done");
+  });
+
+  it("result with a non-text payload is shown as JSON", () => {
+    expect(flatText(envelope("result", { score: 3 }))).toBe('ag_x sent the result for your message m-1: {"score":3}');
+  });
+
+  it("error", () => {
+    expect(flatText(envelope("error", { error: { code: "BLOCKED", message: "not in contacts" } }))).toBe(
+      "ag_x could not handle your message m-1: BLOCKED: not in contacts",
+    );
+    expect(flatText(envelope("error", {}))).toBe("ag_x could not handle your message m-1: ERROR:");
+  });
+
+  it("ack", () => {
+    expect(flatText(envelope("ack", {}))).toBe("ag_x received your message m-1");
+  });
+
+  it("system", () => {
+    const sys = { ...envelope("system", { text: "Maintenance at 02:00" }), from: "hub" };
+    expect(flatText(sys)).toBe("Maintenance at 02:00");
+    expect(envelopeRequest(sys).subpath).toBe(AGENT_SUBPATH);
+  });
+});
