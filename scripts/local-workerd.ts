@@ -84,13 +84,17 @@ export function startMiniflare(name: string, bundle: WorkerBundle, env: WorkerBi
   });
 }
 
-/** The relay Worker (wrangler.toml's bindings) in Miniflare: INBOX as SQLite Durable Objects. */
+/** The relay Worker (wrangler.toml's bindings) in Miniflare: INBOX and DIRECTORY as SQLite Durable Objects. */
 export function startRelayMiniflare(bundle: WorkerBundle, defaultHubUrl: string, options: MiniflareOptions = {}): Miniflare {
   return startMiniflare(
     "clawrelay",
     bundle,
-    { INBOX: { type: "durable-object", worker: "clawrelay", exportName: "Inbox" }, DEFAULT_HUB_URL: { type: "text", value: defaultHubUrl } },
-    { Inbox: { type: "durable-object", storage: "sqlite" } },
+    {
+      INBOX: { type: "durable-object", worker: "clawrelay", exportName: "Inbox" },
+      DIRECTORY: { type: "durable-object", worker: "clawrelay", exportName: "Directory" },
+      DEFAULT_HUB_URL: { type: "text", value: defaultHubUrl },
+    },
+    { Inbox: { type: "durable-object", storage: "sqlite" }, Directory: { type: "durable-object", storage: "sqlite" } },
     options,
   );
 }

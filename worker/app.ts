@@ -1,9 +1,10 @@
-// The edge: health, and routing /inbox/{agent_id}/… to that agent's Durable Object unchanged
+// The edge: health, the directory, and routing /inbox/{agent_id}/… to that agent's Durable Object unchanged
 // (WebSocket upgrades included, so the object can accept them with the hibernation API).
 import { Hono } from "hono";
 import { RelayError, isAgentId } from "../protocol/index.ts";
 import packageJson from "../package.json" with { type: "json" };
 import type { Env } from "./env.ts";
+import { directoryRoutes } from "./directory/routes.ts";
 import { handleError, handleNotFound } from "./http-errors.ts";
 
 export const RELAY_VERSION: string = packageJson.version;
@@ -14,6 +15,7 @@ app.notFound(handleNotFound);
 
 app.get("/healthz", (c) => c.json({ ok: true, version: RELAY_VERSION }));
 
+app.route("/directory", directoryRoutes);
 app.all("/inbox/:agent_id/*", forwardToInbox);
 app.all("/inbox/:agent_id", forwardToInbox);
 

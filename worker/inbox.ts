@@ -14,6 +14,7 @@ import {
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
 import type { Env } from "./env.ts";
 import { fetchHubKey } from "./hub-client.ts";
+import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
@@ -122,6 +123,11 @@ export class Inbox extends DurableObject<Env> {
     }
     const key = config.keys.find((k) => k.key_id === keyId);
     return key ? { key_id: key.key_id, agent_id: config.agent_id, pubkey: key.pubkey, state: key.state } : null;
+  }
+
+  /** Whether this inbox is claimed and `publicKey` may act for it (the directory asks). */
+  async authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean }> {
+    return { claimed: this.config !== null, allowed: keyMayActFor(this.config, this.config?.agent_id ?? "", publicKey) };
   }
 
   /** Stores a receipt another inbox of this relay signed for this agent (trusted: relay-internal). */
