@@ -28,6 +28,7 @@ export interface AgentStatus {
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
   gateway: { port: number; hooks_path: string; config_path: string | null };
   delivery: DeliveryStatus;
+  delegation: { waiting: number; late_results_dropped: number };
   api_port: number;
   started_at: number;
 }
@@ -152,6 +153,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     relay: { ...relay },
     gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath },
     delivery: { ...loop.status, set_aside: [...loop.status.set_aside] },
+    delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
     api_port: api?.port ?? 0,
     started_at: startedAt,
   });

@@ -26,6 +26,7 @@ interface Waiter {
 }
 
 const REMEMBERED_EXPIRED = 1000;
+const TASK_TTL_MARGIN_SEC = 60;
 
 export interface DelegatorOptions {
   relayUrl: string;
@@ -35,6 +36,8 @@ export interface DelegatorOptions {
 }
 
 export class Delegator {
+  /** Results that arrived after their caller had timed out, and were dropped. */
+  lateResultsDropped = 0;
   private readonly waiters = new Map<string, Waiter>();
   /** Tasks whose caller stopped waiting: a late result is dropped, never handed to anyone else. */
   private readonly expired = new Set<string>();
@@ -61,7 +64,10 @@ export class Delegator {
     }
     const taskId = request.task_id ?? crypto.randomUUID();
     const payload: Record<string, unknown> = { text: request.message, skill_id: skill, task_id: taskId, ...(request.session_id ? { session_id: request.session_id } : {}) };
-    const draft = draftEnvelope({ from: identity.agentId, to: card.agent_id, type: "message", payload, ttl_sec: Math.ceil(timeoutMs / 1000) });
+    // The task may still reach a target that comes back shortly after we stop waiting; its late
+    // result is then dropped here (see intercept), never handed to another caller.
+    const ttl_sec = Math.ceil(timeoutMs / 1000) + TASK_TTL_MARGIN_SEC;
+    const draft = draftEnvelope({ from: identity.agentId, to: card.agent_id, type: "message", payload, ttl_sec });
     const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
 
     // Registered before sending, so a result that comes back faster than the relay's answer is kept.
@@ -93,6 +99,10 @@ export class Delegator {
     return { status: 200, body: { success: true, task_id: taskId, status, response: String(p.text ?? ""), agent, skill } };
   }
 
+  get waiting(): number {
+    return this.waiters.size;
+  }
+
   /** Takes a result or error that answers a task sent from here; true when it was for us. */
   intercept(envelope: Envelope): boolean {
     if ((envelope.type !== "result" && envelope.type !== "error") || !envelope.reply_to) return false;
@@ -102,6 +112,7 @@ export class Delegator {
       return true;
     }
     if (this.expired.has(envelope.reply_to)) {
+      this.lateResultsDropped++;
       this.options.logger.warn("late result dropped", { reply_to: envelope.reply_to, from: envelope.from, note: "its caller had already timed out" });
       return true;
     }

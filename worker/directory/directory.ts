@@ -4,6 +4,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { RelayError } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
+import { asRpcResult } from "../rpc-result.ts";
+import type { RpcResult } from "../rpc-result.ts";
 import { SearchIndex } from "./search-index.ts";
 import type { AgentCard, SearchHit } from "./search-index.ts";
 
@@ -30,7 +32,15 @@ export class Directory extends DurableObject<Env> {
    * an agent holds one name (publishing another releases the old). `signedAt` orders updates, so a
    * replayed older publish cannot undo a newer one.
    */
-  async publish(card: AgentCard, signedAt: number): Promise<{ created: boolean }> {
+  publish(card: AgentCard, signedAt: number): Promise<RpcResult<{ created: boolean }>> {
+    return asRpcResult(() => this.store(card, signedAt));
+  }
+
+  release(name: string, agentId: string): Promise<RpcResult<void>> {
+    return asRpcResult(() => this.remove(name, agentId));
+  }
+
+  private store(card: AgentCard, signedAt: number): { created: boolean } {
     const sql = this.ctx.storage.sql;
     const owner = sql.exec(`SELECT agent_id, signed_at FROM cards WHERE name = ?`, card.name).toArray()[0];
     if (owner && owner.agent_id !== card.agent_id) {
@@ -49,7 +59,7 @@ export class Directory extends DurableObject<Env> {
     return { created: !owner };
   }
 
-  async release(name: string, agentId: string): Promise<void> {
+  private remove(name: string, agentId: string): void {
     const owner = this.ctx.storage.sql.exec(`SELECT agent_id FROM cards WHERE name = ?`, name).toArray()[0];
     if (!owner) throw new RelayError(404, "agent_not_found", `no agent named "${name}" is in the directory`);
     if (owner.agent_id !== agentId) throw new RelayError(403, "not_owner", `"${name}" belongs to another agent`);

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { RelayError, agentIdFor } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
 import { parseJsonBody, readBodyCapped } from "../request-body.ts";
+import { unwrapRpc } from "../rpc-result.ts";
 import { verifySignedRequest } from "../request-auth.ts";
 import { parseCard } from "./card.ts";
 
@@ -30,7 +31,7 @@ directoryRoutes.put("/agents/:name", async (c) => {
   const signed = await verifySignedRequest(c.req.raw, body, Math.floor(Date.now() / 1000));
   const card = parseCard(parseJsonBody(body), c.req.param("name"));
   await assertMayActFor(c.env, card.agent_id, signed.publicKey);
-  const { created } = await directory(c.env).publish(card, signed.timestamp);
+  const { created } = unwrapRpc(await directory(c.env).publish(card, signed.timestamp));
   return c.json({ name: card.name, agent_id: card.agent_id, created }, created ? 201 : 200);
 });
 
@@ -40,7 +41,7 @@ directoryRoutes.delete("/agents/:name", async (c) => {
   const card = await directory(c.env).card(name);
   if (!card) throw new RelayError(404, "agent_not_found", `no agent named "${name}" is in the directory`);
   await assertMayActFor(c.env, card.agent_id, signed.publicKey);
-  await directory(c.env).release(name, card.agent_id);
+  unwrapRpc(await directory(c.env).release(name, card.agent_id));
   return c.json({ released: name });
 });
 

@@ -7,6 +7,8 @@ import type { Miniflare } from "miniflare";
 import { inject } from "vitest";
 import { startAgent } from "../../../local-agent/agent.ts";
 import type { AgentHandle } from "../../../local-agent/agent.ts";
+import { cardPath } from "../../../local-agent/card-file.ts";
+import type { CardFile } from "../../../local-agent/card-file.ts";
 import { runInit } from "../../../local-agent/init.ts";
 import { silentLogger } from "../../../local-agent/logger.ts";
 import type { Logger } from "../../../local-agent/logger.ts";
@@ -45,20 +47,27 @@ export async function startRelay(options: { persistDir?: string } = {}): Promise
 
 export interface AgentHome {
   dir: string;
-  env: Record<string, string>;
+  env: { CLAWRELAY_HOME: string; OPENCLAW_CONFIG_PATH: string; HOME: string };
   settings: AgentSettings;
   settingsPath: string;
   cleanup(): Promise<void>;
 }
 
 /** A fresh agent home: openclaw.json (JSON5, as users write it) for `gateway`, claimed on `relay`. */
-export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, name = "Test Agent"): Promise<AgentHome> {
+export interface HomeOptions {
+  /** card.json to write into the agent's home (published by the agent on start). */
+  card?: CardFile;
+  chatCompletions?: boolean;
+}
+
+export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, name = "Test Agent", options: HomeOptions = {}): Promise<AgentHome> {
   const dir = await mkdtemp(join(tmpdir(), "clawrelay-home-"));
   const configPath = join(dir, "openclaw", "openclaw.json");
-  await writeOpenClawConfig(configPath, gateway);
+  await writeOpenClawConfig(configPath, gateway, "", options.chatCompletions ?? true);
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
   await runInit({ settingsPath, env, relay: relay.url, hub: NO_HUB, name });
+  if (options.card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(options.card));
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -88,7 +97,7 @@ export async function writeOpenClawConfig(path: string, gateway: StandinGateway,
 }
 
 export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
-  return startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0 });
+  return startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0, cardFile: cardPath(home.env.CLAWRELAY_HOME) });
 }
 
 /** Polls `check` until it returns true; the error says what was awaited. */
