@@ -16,7 +16,7 @@ import type { GatewayTarget } from "./gateway-forwarder.ts";
 import { identityFromPrivateKey } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { loadGatewaySettings } from "./openclaw-config.ts";
-import type { Environment, GatewaySettings } from "./openclaw-config.ts";
+import type { Environment, GatewayOverrides, GatewaySettings } from "./openclaw-config.ts";
 import { RelayClient } from "./relay-client.ts";
 import { societyRoutes } from "./society-api.ts";
 import { TaskRunner } from "./task-runner.ts";
@@ -55,11 +55,16 @@ export interface AgentOptions {
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
 
+export function gatewayOverrides(settings: AgentSettings): GatewayOverrides {
+  const o = settings.gateway ?? {};
+  return { port: o.port, hooksToken: o.hooks_token, hooksPath: o.hooks_path, authToken: o.auth_token, chatCompletions: o.chat_completions };
+}
+
 export function gatewayTarget(settings: AgentSettings, env: Environment): { target: GatewayTarget; gateway: GatewaySettings } {
   const overrides = settings.gateway ?? {};
   const gateway = loadGatewaySettings(
     overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env,
-    { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path },
+    gatewayOverrides(settings),
   );
   if (!gateway.hooksToken) {
     throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);

@@ -1,6 +1,6 @@
 // `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
 import { isAgentId } from "../protocol/index.ts";
-import { portIsListening } from "./agent.ts";
+import { gatewayOverrides, portIsListening } from "./agent.ts";
 import { identityFromPrivateKey } from "./identity.ts";
 import { AGENT_SUBPATH, WAKE_SUBPATH } from "./hub-format.ts";
 import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
@@ -55,7 +55,7 @@ export async function runDoctor(settingsPath: string, env: Environment): Promise
     if (!file.exists) {
       add("FAIL", `no OpenClaw config found${file.location ? ` at ${file.location.path} (${file.location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
     } else {
-      gateway = gatewaySettingsFrom(file.config, file.env, { port: overrides.port, hooksToken: overrides.hooks_token, hooksPath: overrides.hooks_path }, file.location!.path);
+      gateway = gatewaySettingsFrom(file.config, file.env, settings ? gatewayOverrides(settings) : {}, file.location!.path);
       add("OK", `OpenClaw config ${file.location!.path} (found by ${file.location!.source})`);
     }
   } catch (err) {

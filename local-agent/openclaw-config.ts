@@ -70,6 +70,8 @@ export interface GatewayOverrides {
   port?: number;
   hooksToken?: string;
   hooksPath?: string;
+  authToken?: string;
+  chatCompletions?: boolean;
 }
 
 function record(value: unknown): Record<string, unknown> {
@@ -106,8 +108,8 @@ export function gatewaySettingsFrom(config: unknown, env: Environment, overrides
     hooksPath: normaliseHooksPath(overrides.hooksPath ?? (typeof hooks.path === "string" && hooks.path !== "" ? hooks.path : DEFAULT_HOOKS_PATH)),
     maxBodyBytes: typeof hooks.maxBodyBytes === "number" ? hooks.maxBodyBytes : null,
     mappingPaths: mappings.map((m) => String(record(record(m).match).path ?? "").replace(/^\/+|\/+$/g, "")).filter((p) => p !== ""),
-    authToken: typeof record(gateway.auth).token === "string" ? (record(gateway.auth).token as string) : null,
-    chatCompletionsEnabled: endpoints.enabled === true,
+    authToken: overrides.authToken ?? (typeof record(gateway.auth).token === "string" ? (record(gateway.auth).token as string) : null),
+    chatCompletionsEnabled: overrides.chatCompletions ?? endpoints.enabled === true,
   };
 }
 

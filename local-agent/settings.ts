@@ -23,7 +23,15 @@ export interface AgentSettings {
   /** Shown once by the relay; kept here (mode 600) so `init` can print it again. */
   webhook_token?: string;
   /** Overrides of what is read from openclaw.json. */
-  gateway?: { port?: number; hooks_token?: string; hooks_path?: string; config_path?: string };
+  gateway?: {
+    port?: number;
+    hooks_token?: string;
+    hooks_path?: string;
+    config_path?: string;
+    /** gateway.auth.token, for running delegated tasks through chat completions. */
+    auth_token?: string;
+    chat_completions?: boolean;
+  };
   api_port?: number;
   window?: number;
   /** The OpenClaw agent that runs delegated tasks: "openclaw" (default agent) or "openclaw/<agentId>". */

@@ -1,10 +1,12 @@
 // `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
 // .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (a stand-in when
 // none is configured), and the local agent connected to it. Ctrl-C stops everything.
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { startAgent, portIsListening } from "../local-agent/agent.ts";
+import { cardPath } from "../local-agent/card-file.ts";
 import { runInit } from "../local-agent/init.ts";
 import { createLogger } from "../local-agent/logger.ts";
 import { loadGatewaySettings } from "../local-agent/openclaw-config.ts";
@@ -48,11 +50,15 @@ if (!realUsable) {
 const settingsPath = join(DEV_DIR, "home", "agent.json");
 const init = await runInit({ settingsPath, env, relay: relayUrl, name: "dev-agent" });
 const settings = init.settings;
-if (standin) settings.gateway = { port: standin.port, hooks_token: standin.token, hooks_path: standin.hooksPath };
-else delete settings.gateway;
+if (standin) {
+  settings.gateway = { port: standin.port, hooks_token: standin.token, hooks_path: standin.hooksPath, auth_token: standin.authToken, chat_completions: true };
+} else delete settings.gateway;
 saveSettings(settingsPath, settings);
+// A card, so search and delegation can be tried at once (the dev agent can delegate to itself).
+const card = cardPath(join(DEV_DIR, "home"));
+if (!existsSync(card)) await copyFile(join(REPO_ROOT, "examples", "card.json"), card);
 
-const agent = await startAgent({ settings, env, logger: createLogger(), runDir: join(DEV_DIR, "home") });
+const agent = await startAgent({ settings, env, logger: createLogger(), runDir: join(DEV_DIR, "home"), cardFile: card });
 const home = relative(process.cwd(), join(DEV_DIR, "home")) || ".";
 
 say("");
@@ -71,6 +77,9 @@ if (standin) {
 say("");
 say("Make a message appear in the gateway:");
 say(`  npx clawrelay --home ${home} send --to ${settings.agent_id} --text "hello through clawrelay"`);
+say("Search and delegate through the local API (the dev agent publishes examples/card.json):");
+say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/search-agents -H 'Content-Type: application/json' -d '{"query":"weather forecast"}'`);
+say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/delegate-task -H 'Content-Type: application/json' -d '{"agent_id":"weather-bot","skill_id":"forecast","message":"Weather in Paris?"}'`);
 say("Ctrl-C stops everything.");
 
 let stopping = false;
