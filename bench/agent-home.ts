@@ -1,11 +1,12 @@
 // Agent homes for bench/agent-bench.ts: an openclaw.json (JSON5, as users write it) pointing at a
 // stand-in gateway, and an inbox claimed on the relay with `runInit` — the same steps as
-// test/support/node/stack.ts (makeAgentHome + writeOpenClawConfig), copied so bench/ does not import test/.
+// test/support/node/stack.ts (makeAgentHome), kept here so bench/ does not import test/.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { runInit } from "../local-agent/init.ts";
 import { saveSettings } from "../local-agent/settings.ts";
 import type { AgentSettings } from "../local-agent/settings.ts";
+import { openClawConfigFor } from "../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../scripts/standin-gateway.ts";
 
 export interface BenchHome {
@@ -18,23 +19,7 @@ export interface BenchHome {
 
 export async function writeOpenClawConfig(path: string, gateway: StandinGateway): Promise<void> {
   await mkdir(join(path, ".."), { recursive: true });
-  await writeFile(
-    path,
-    `// written by bench/agent-bench.ts
-{
-  gateway: { port: ${gateway.port}, },
-  hooks: {
-    enabled: true,
-    token: "${gateway.token}",
-    path: "${gateway.hooksPath}",
-    mappings: [
-      { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
-      { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
-    ],
-  },
-}
-`,
-  );
+  await writeFile(path, openClawConfigFor(gateway));
 }
 
 /**

@@ -136,3 +136,25 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
   gateway.port = address && typeof address !== "string" ? address.port : 0;
   return gateway;
 }
+
+/** An openclaw.json (JSON5, as users write it) that points the local agent at `gateway`. */
+export function openClawConfigFor(gateway: StandinGateway, options: { chatCompletions?: boolean; extra?: string } = {}): string {
+  return `// written for a clawrelay stand-in gateway
+{
+  gateway: {
+    port: ${gateway.port},
+    auth: { token: "${gateway.authToken}" },
+    http: { endpoints: { chatCompletions: { enabled: ${options.chatCompletions ?? true} } } },
+  },
+  hooks: {
+    enabled: true,
+    token: "${gateway.token}",
+    path: "${gateway.hooksPath}",
+    mappings: [
+      { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
+      { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
+    ],
+  },${options.extra ?? ""}
+}
+`;
+}

@@ -11,18 +11,14 @@ import {
   poll,
   postEnvelope,
   registerAtHub,
+  registeredAgent,
 } from "../support/workerd/agents.ts";
 
-async function sender() {
-  const agent = newAgent();
-  await registerAtHub(agent);
-  return agent;
-}
 
 describe("signed envelope intake", () => {
   it("accepts a valid envelope with 202, queues it, and stores the envelope bytes as sent", async () => {
     const inbox = await claimInbox();
-    const alice = await sender();
+    const alice = await registeredAgent();
     const envelope = { ...(await envelopeFrom(alice, inbox.agent.id)), topic: "unsigned extra" };
     const res = await postEnvelope(envelope);
     expect(res.status).toBe(202);
@@ -48,7 +44,7 @@ describe("signed envelope intake", () => {
   for (const [name, tamper, code] of failures) {
     it(`refuses a bad ${name} with ${code} and stores nothing`, async () => {
       const inbox = await claimInbox();
-      const alice = await sender();
+      const alice = await registeredAgent();
       const good = (await envelopeFrom(alice, inbox.agent.id)) as unknown as Record<string, unknown>;
       const bad = tamper(good);
       const res = await postEnvelope(bad, inbox.agent.id);
@@ -60,7 +56,7 @@ describe("signed envelope intake", () => {
 
   it("accepts a timestamp exactly 300 s old (the window is inclusive)", async () => {
     const inbox = await claimInbox();
-    const alice = await sender();
+    const alice = await registeredAgent();
     const res = await postEnvelope(await envelopeFrom(alice, inbox.agent.id, { ts: Math.floor(Date.now() / 1000) - 299 }));
     expect(res.status).toBe(202);
   });
@@ -81,7 +77,7 @@ describe("signed envelope intake", () => {
 
   it("asks the hub for a key once, not for every message", async () => {
     const inbox = await claimInbox(undefined, { rate_per_minute: 100 });
-    const alice = await sender();
+    const alice = await registeredAgent();
     for (let i = 0; i < 5; i++) expect((await postEnvelope(await envelopeFrom(alice, inbox.agent.id))).status).toBe(202);
     expect(await hubLookups(alice.id, alice.keyId)).toBe(1);
   });
@@ -104,7 +100,7 @@ describe("signed envelope intake", () => {
 
   it("refuses a signature made with a key other than the one named", async () => {
     const inbox = await claimInbox();
-    const alice = await sender();
+    const alice = await registeredAgent();
     const mallory = newAgent();
     const draft = draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "hi" } });
     const forged = await signEnvelope(draft, alice.keyId, mallory.sign);
@@ -123,7 +119,7 @@ describe("signed envelope intake", () => {
 
   it("payload hashes follow JCS, so key order in the sent JSON does not matter", async () => {
     const inbox = await claimInbox();
-    const alice = await sender();
+    const alice = await registeredAgent();
     const envelope = await envelopeFrom(alice, inbox.agent.id, { payload: { b: 1, a: { d: [1, 2], c: "x" } } });
     expect(envelope.payload_hash).toBe(payloadHash({ a: { c: "x", d: [1, 2] }, b: 1 }));
     expect((await postEnvelope(envelope)).status).toBe(202);

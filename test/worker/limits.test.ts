@@ -1,18 +1,13 @@
 // Policy (block-list, allow-list), per-sender rate limit, and queue capacity: refused clearly, and
 // nothing already accepted is lost.
 import { describe, expect, it } from "vitest";
-import { claimInbox, envelopeFrom, errorCode, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
+import { claimInbox, envelopeFrom, errorCode, poll, postEnvelope, postHook, registeredAgent } from "../support/workerd/agents.ts";
 
-async function registered() {
-  const agent = newAgent();
-  await registerAtHub(agent);
-  return agent;
-}
 
 describe("policy", () => {
   it("refuses a blocked sender with 403 sender_blocked, others pass", async () => {
-    const alice = await registered();
-    const eve = await registered();
+    const alice = await registeredAgent();
+    const eve = await registeredAgent();
     const inbox = await claimInbox(undefined, { policy: { block: [eve.id] } });
     const res = await postEnvelope(await envelopeFrom(eve, inbox.agent.id));
     expect(res.status).toBe(403);
@@ -21,12 +16,12 @@ describe("policy", () => {
   });
 
   it("in allow-list mode accepts only listed senders, and the block-list still wins", async () => {
-    const alice = await registered();
-    const bob = await registered();
+    const alice = await registeredAgent();
+    const bob = await registeredAgent();
     const inbox = await claimInbox(undefined, { policy: { mode: "allowlist", allow: [alice.id, bob.id], block: [bob.id] } });
     expect((await postEnvelope(await envelopeFrom(alice, inbox.agent.id))).status).toBe(202);
     expect(await errorCode(await postEnvelope(await envelopeFrom(bob, inbox.agent.id)))).toBe("sender_blocked");
-    const carol = await registered();
+    const carol = await registeredAgent();
     const res = await postEnvelope(await envelopeFrom(carol, inbox.agent.id));
     expect(res.status).toBe(403);
     expect(await errorCode(res)).toBe("sender_not_allowed");
@@ -35,8 +30,8 @@ describe("policy", () => {
 
 describe("rate limit", () => {
   it("allows 20 messages a minute per sender by default, then 429 with Retry-After", async () => {
-    const alice = await registered();
-    const bob = await registered();
+    const alice = await registeredAgent();
+    const bob = await registeredAgent();
     const inbox = await claimInbox();
     for (let i = 0; i < 20; i++) expect((await postEnvelope(await envelopeFrom(alice, inbox.agent.id))).status).toBe(202);
     const limited = await postEnvelope(await envelopeFrom(alice, inbox.agent.id));
@@ -51,7 +46,7 @@ describe("rate limit", () => {
   });
 
   it("a sender's retry of an accepted envelope is answered even when rate-limited", async () => {
-    const alice = await registered();
+    const alice = await registeredAgent();
     const inbox = await claimInbox(undefined, { rate_per_minute: 1 });
     const first = await envelopeFrom(alice, inbox.agent.id);
     expect((await postEnvelope(first)).status).toBe(202);
@@ -69,7 +64,7 @@ describe("capacity", () => {
     const body = (await full.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("inbox_full");
     expect(body.error.message).toContain("3 messages");
-    const alice = await registered();
+    const alice = await registeredAgent();
     expect((await postEnvelope(await envelopeFrom(alice, inbox.agent.id))).status).toBe(507);
     const { messages } = await poll(inbox.agent);
     expect(messages.map((m) => m.body)).toEqual(['{"n":0}', '{"n":1}', '{"n":2}']);

@@ -15,6 +15,7 @@ import type { Logger } from "../../../local-agent/logger.ts";
 import { loadSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
 import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
+import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
 
 /** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
@@ -73,27 +74,7 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
 
 export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true): Promise<void> {
   await mkdir(join(path, ".."), { recursive: true });
-  await writeFile(
-    path,
-    `// written by the clawrelay tests
-{
-  gateway: {
-    port: ${gateway.port},
-    auth: { token: "${gateway.authToken}" },
-    http: { endpoints: { chatCompletions: { enabled: ${chatCompletions} } } },
-  },
-  hooks: {
-    enabled: true,
-    token: "${gateway.token}",
-    path: "${gateway.hooksPath}",
-    mappings: [
-      { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
-      { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
-    ],
-  },${extra}
-}
-`,
-  );
+  await writeFile(path, openClawConfigFor(gateway, { chatCompletions, extra }));
 }
 
 export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {

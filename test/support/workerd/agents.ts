@@ -119,6 +119,13 @@ export async function registerAtHub(agent: TestAgent, state = "active", claimedO
   });
 }
 
+/** A new agent whose key the stand-in hub knows (active). */
+export async function registeredAgent(): Promise<TestAgent> {
+  const agent = newAgent();
+  await registerAtHub(agent);
+  return agent;
+}
+
 export async function hubReceipts(agentId: string): Promise<Envelope[]> {
   return (await (await fetch(`${env.TEST_HUB_URL}/__test/receipts/${agentId}`)).json()) as Envelope[];
 }
