@@ -13,7 +13,7 @@ import { AgentError } from "./errors.ts";
 import { identityFromPrivateKey } from "./identity.ts";
 import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
-import { postEnvelope, relayErrorText } from "./relay-api.ts";
+import { postEnvelope, relayErrorText, signedRelayCall } from "./relay-api.ts";
 import { loadSettings, settingsHome, settingsPath } from "./settings.ts";
 
 const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
@@ -86,12 +86,16 @@ async function status(): Promise<void> {
   }
   if (values.json) return print(JSON.stringify(s, null, 2));
   const last = s.delivery.last_delivery;
+  const settings = loadSettings(path);
+  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const queue = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`).catch(() => null);
+  const backlog = queue?.status === 200 ? String(queue.body.backlog) : "unknown (relay unreachable)";
   print(
     [
       `agent     ${s.agent_id} (pid ${run.pid}, local API 127.0.0.1:${s.api_port})`,
       `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
       `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"})`,
-      `delivered ${s.delivery.delivered}; queued here ${s.delivery.queued}; relay backlog at connect ${s.relay.backlog ?? "?"}`,
+      `delivered ${s.delivery.delivered}; queued here ${s.delivery.queued}; on the relay now ${backlog} (at connect ${s.relay.backlog ?? "?"})`,
       `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
       ...(s.delivery.paused ? [`PAUSED    ${s.delivery.paused}`] : []),
       ...s.delivery.set_aside.map((m) => `set aside id ${m.id}: ${m.reason}`),

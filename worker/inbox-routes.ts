@@ -148,6 +148,7 @@ export function inboxRouter(inbox: Inbox): Hono {
       count: messages.length,
       has_more: rows.length > limit,
       next_after: messages.length > 0 ? messages[messages.length - 1]!.id : after,
+      backlog: inbox.store.queueStats().count,
     });
   });
 

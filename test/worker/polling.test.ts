@@ -8,6 +8,7 @@ describe("polling", () => {
     for (let i = 0; i < 5; i++) await postHook(inbox, "a", `{"n":${i}}`);
     const page = await poll(inbox.agent, "limit=2&ack=false");
     expect(page.messages.map((m) => m.body)).toEqual(['{"n":0}', '{"n":1}']);
+    expect(page.backlog).toBe(5);
     expect(page.has_more).toBe(true);
     const next = await poll(inbox.agent, `after=${page.next_after}&limit=10&ack=false`);
     expect(next.messages.map((m) => m.body)).toEqual(['{"n":2}', '{"n":3}', '{"n":4}']);
@@ -38,7 +39,7 @@ describe("polling", () => {
   it("an empty long-poll ends after its timeout with no messages", async () => {
     const inbox = await claimInbox();
     const result = await poll(inbox.agent, "timeout=1");
-    expect(result).toEqual({ messages: [], count: 0, has_more: false, next_after: 0 });
+    expect(result).toEqual({ messages: [], count: 0, has_more: false, next_after: 0, backlog: 0 });
   });
 
   it("requires a signature by a key of the inbox", async () => {

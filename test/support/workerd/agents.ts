@@ -145,6 +145,8 @@ export interface PollResult {
   count: number;
   has_more: boolean;
   next_after: number;
+  /** Messages stored in the inbox, all of them. */
+  backlog: number;
 }
 
 /** GET /messages signed by the agent; `query` like "after=3&ack=false". */
