@@ -68,6 +68,7 @@ describe("clawrelay status", () => {
     expect(result.stdout).toContain(`agent     ${home.settings.agent_id} (pid ${run.pid}, local API 127.0.0.1:${run.api_port})`);
     expect(result.stdout).toMatch(new RegExp(`^relay     connected ${relay.url} since `, "m"));
     expect(result.stdout).toContain(`gateway   127.0.0.1:${gateway.port}/hooks`);
+    expect(result.stdout).toContain("on the relay now 0 (at connect 0)");
 
     const json = JSON.parse((await runCli(["status", "--json"], home.env)).stdout) as AgentStatus;
     expect(json).toMatchObject({ agent_id: home.settings.agent_id, relay: { state: "connected", url: relay.url }, api_port: run.api_port });
