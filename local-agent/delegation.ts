@@ -25,7 +25,7 @@ interface Waiter {
   resolve(result: Envelope): void;
 }
 
-const REMEMBERED_EXPIRED = 1000;
+const REMEMBERED = 1000;
 const TASK_TTL_MARGIN_SEC = 60;
 
 export interface DelegatorOptions {
@@ -41,6 +41,8 @@ export class Delegator {
   private readonly waiters = new Map<string, Waiter>();
   /** Tasks whose caller stopped waiting: a late result is dropped, never handed to anyone else. */
   private readonly expired = new Set<string>();
+  /** Tasks sent from here: the relay's ack of each (queued to our inbox too) is phase 1, already seen. */
+  private readonly sent = new Set<string>();
   private readonly options: DelegatorOptions;
 
   constructor(options: DelegatorOptions) {
@@ -76,6 +78,8 @@ export class Delegator {
       this.waiters.set(envelope.msg_id, { from: card.agent_id, resolve });
       timer = setTimeout(() => resolve(null), timeoutMs);
     });
+    // The relay queues its ack to our inbox before it answers this POST: know the task first.
+    remember(this.sent, envelope.msg_id);
     const sent = await postEnvelope(relayUrl, envelope).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
     if (sent.status !== 202) {
       clearTimeout(timer);
@@ -87,7 +91,7 @@ export class Delegator {
     clearTimeout(timer);
     this.waiters.delete(envelope.msg_id);
     if (!answer) {
-      this.rememberExpired(envelope.msg_id);
+      remember(this.expired, envelope.msg_id);
       return fail(504, `Delegation to ${agent} timed out (${timeoutMs}ms)`, { task_id: taskId });
     }
     const p = answer.payload;
@@ -103,9 +107,14 @@ export class Delegator {
     return this.waiters.size;
   }
 
-  /** Takes a result or error that answers a task sent from here; true when it was for us. */
+  /**
+   * Takes a receipt that answers a task sent from here; true when it was for us. The relay's ack of a
+   * task is consumed silently: passing it to the gateway would start an agent run per delegation.
+   */
   intercept(envelope: Envelope): boolean {
-    if ((envelope.type !== "result" && envelope.type !== "error") || !envelope.reply_to) return false;
+    if (!envelope.reply_to) return false;
+    if (envelope.type === "ack") return this.sent.has(envelope.reply_to);
+    if (envelope.type !== "result" && envelope.type !== "error") return false;
     const waiter = this.waiters.get(envelope.reply_to);
     if (waiter && waiter.from === envelope.from) {
       waiter.resolve(envelope);
@@ -119,8 +128,10 @@ export class Delegator {
     return false;
   }
 
-  private rememberExpired(msgId: string): void {
-    if (this.expired.size >= REMEMBERED_EXPIRED) this.expired.delete(this.expired.values().next().value!);
-    this.expired.add(msgId);
-  }
+}
+
+/** Adds to a bounded set, forgetting the oldest entry first. */
+function remember(set: Set<string>, msgId: string): void {
+  if (set.size >= REMEMBERED) set.delete(set.values().next().value!);
+  set.add(msgId);
 }
