@@ -18,7 +18,7 @@ import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
-import { envelopeFingerprint } from "./intake.ts";
+import { assertCapacity, storeEnvelope } from "./intake.ts";
 import type { IntakeContext } from "./intake.ts";
 import { KeyResolver } from "./key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
@@ -134,19 +134,19 @@ export class Inbox extends DurableObject<Env> {
   async acceptSiblingReceipt(envelopeJson: string): Promise<SiblingResult> {
     if (!this.config) return "no_inbox";
     const envelope = parseEnvelope(JSON.parse(envelopeJson));
-    const now = Date.now();
     if (this.store.findDuplicate(envelope.from, envelope.msg_id)) return "stored";
-    const { count, bytes } = this.store.queueStats();
+    const ctx = this.intake();
     const body = new TextEncoder().encode(envelopeJson);
-    if (count + 1 > this.config.limits.max_queue_messages || bytes + body.byteLength > this.config.limits.max_queue_bytes) return "full";
-    const expiresAt = now + Math.max(envelope.ttl_sec, 60) * 1000;
-    const seq = this.store.insertMessage({
-      kind: "envelope", subpath: null, content_type: "application/json", body, received_at: now,
-      expires_at: expiresAt, sender: envelope.from, msg_id: envelope.msg_id, env_type: envelope.type,
-    });
-    this.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify({ queued: true, id: seq }), expiresAt + 86_400_000);
-    await this.ensureAlarm(expiresAt);
-    this.wakeConsumers();
+    try {
+      assertCapacity(ctx, body.byteLength);
+    } catch {
+      return "full";
+    }
+    const ttlSec = Math.max(envelope.ttl_sec, 60);
+    await storeEnvelope(ctx, {
+      kind: "envelope", subpath: null, content_type: "application/json", body, received_at: ctx.nowMs,
+      expires_at: ctx.nowMs + ttlSec * 1000, sender: envelope.from, msg_id: envelope.msg_id, env_type: envelope.type,
+    }, envelope, ttlSec);
     return "stored";
   }
 

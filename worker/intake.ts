@@ -129,15 +129,25 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     env_type: envelope.type,
   };
   const ack = !hubMade && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, nowSec) : undefined;
-  const seq = store.insertMessage(message);
-  const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
-  const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
-  store.recordDelivery(envelope.from, envelope.msg_id, fingerprint, JSON.stringify(answer), dedupUntil);
-  await ctx.stored(seq, expiresAt);
+  const answer = await storeEnvelope(ctx, message, envelope, ttlSec, ack);
 
   if (ack && arrival.via === "hook") await ctx.sendToHub(ack, expiresAt);
   // A message to oneself needs no ack in one's own inbox.
   if (ack && keySource === "relay" && envelope.from !== config.agent_id) await ctx.sendToSibling(envelope.from, ack);
+  return answer;
+}
+
+/**
+ * Stores an accepted envelope with its dedup record (kept max(TTL, 24 h), so a late retry is still
+ * recognised), schedules its expiry and wakes consumers. Used for posted envelopes and for receipts
+ * that sibling inboxes hand over.
+ */
+export async function storeEnvelope(ctx: IntakeContext, message: NewMessage, envelope: Envelope, ttlSec: number, ack?: Envelope): Promise<Answer> {
+  const seq = ctx.store.insertMessage(message);
+  const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
+  const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
+  ctx.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify(answer), dedupUntil);
+  await ctx.stored(seq, message.expires_at);
   return answer;
 }
 
