@@ -112,9 +112,9 @@ export class DeliveryLoop {
 
   private async deliver(frame: DeliveryFrame): Promise<void> {
     const { logger, agentId } = this.options;
-    if (this.options.intercept?.(frame)) return this.options.ack(frame.id);
     let request: GatewayRequest;
     try {
+      if (this.options.intercept?.(frame)) return this.options.ack(frame.id);
       request = gatewayRequestFor(frame);
     } catch (err) {
       return this.putAside(frame, `cannot turn message into a gateway request: ${(err as Error).message}`);
