@@ -4,11 +4,8 @@
 //   2. the agent's resident memory (VmRSS) idle and at peak under load vs a bare Node child.
 // The relay Worker (wrangler deploy --dry-run bundle) runs in Miniflare 5, the gateway is the stand-in
 // (scripts/standin-gateway.ts); everything on 127.0.0.1. Prints, asserts nothing.
-import { rmSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { Miniflare } from "miniflare";
 import { idempotencyKeyFor } from "../local-agent/delivery.ts";
 import { bundleWorker, REPO_ROOT, startRelayMiniflare } from "../scripts/local-workerd.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
@@ -16,10 +13,12 @@ import type { StandinGateway } from "../scripts/standin-gateway.ts";
 import { NodeChild, sampleRss } from "./agent-child.ts";
 import { makeBenchHome } from "./agent-home.ts";
 import type { BenchHome } from "./agent-home.ts";
-import { HttpClient, runClosedLoop } from "./http-client.ts";
-import type { LoadResult } from "./http-client.ts";
+import { printHeader } from "./bench-header.ts";
+import { BenchRun } from "./bench-run.ts";
+import { runClosedLoop } from "./http-client.ts";
+import type { HttpClient, LoadResult } from "./http-client.ts";
 import { LOOPBACK_HUB_URL } from "./relay-agents.ts";
-import { fmt, median, percentile, table } from "./stats.ts";
+import { fmt, median, p50, p99, rate, table } from "./stats.ts";
 
 const CONCURRENCY = [1, 32] as const;
 type Concurrency = (typeof CONCURRENCY)[number];
@@ -41,52 +40,13 @@ const HOOK_BODY = JSON.stringify({
 });
 const BARE_NODE_SCRIPT = "setInterval(()=>{},1000)";
 
-const log = (line: string) => process.stderr.write(`[bench:agent] ${line}\n`);
+const run = new BenchRun("bench:agent");
+const log = run.log;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// ---- resources, released by one clean-up -------------------------------------------------------
-
-let tmpDir: string | null = null;
-let miniflare: Miniflare | null = null;
-let client: HttpClient | null = null;
-let gateway: StandinGateway | null = null;
-const children: NodeChild[] = [];
-let cleaning: Promise<void> | null = null;
-
-function cleanUp(): Promise<void> {
-  cleaning ??= disposeAll();
-  return cleaning;
-}
-
-async function disposeAll(): Promise<void> {
-  // The agent first, so it closes its relay socket while the relay still runs.
-  await Promise.allSettled(children.map((c) => c.stop()));
-  client?.close();
-  client = null;
-  const gw = gateway;
-  gateway = null;
-  const mf = miniflare;
-  miniflare = null;
-  try {
-    await gw?.close();
-    await mf?.dispose();
-  } finally {
-    const dir = tmpDir;
-    tmpDir = null;
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** For a process about to end without waiting (signal, watchdog, exit). */
-function releaseNow(): void {
-  for (const child of children) child.killNow();
-  if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
-  tmpDir = null;
-}
 
 function spawnChild(label: string, args: string[], env: Record<string, string>): NodeChild {
   const child = new NodeChild(label, args, env, REPO_ROOT);
-  children.push(child);
+  run.own(() => child.stop(), () => child.killNow());
   return child;
 }
 
@@ -207,15 +167,7 @@ async function idleRss(targets: NodeChild[]): Promise<Map<NodeChild, number[]>> 
 
 // ---- report -------------------------------------------------------------------------------------
 
-const p50 = (values: number[]) => percentile(values, 50);
-const p99 = (values: number[]) => percentile(values, 99);
-const rate = (r: LoadResult) => (r.count * 1000) / r.wallMs;
 const mib = (kib: number) => kib / 1024;
-
-async function versionOf(pkg: string): Promise<string> {
-  const json = JSON.parse(await readFile(path.join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string };
-  return json.version;
-}
 
 function printLatency(intake: Map<Concurrency, LoadResult>, e2e: Map<Concurrency, EndToEnd>): void {
   console.log(`\n1. Latency: webhook POST /inbox/{id}/hooks/${SUBPATH} -> local agent (child process) -> gateway accept`);
@@ -287,20 +239,17 @@ function printMemory(m: MemoryFigures): void {
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const cpus = os.cpus();
-  console.log(`clawrelay local-agent bench, ${new Date().toISOString()}`);
-  console.log(`machine: nproc ${os.availableParallelism()} (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${os.platform()} ${os.release()}, load avg ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  console.log(`software: Node ${process.version} (bench and children), workerd ${await versionOf("workerd")}, miniflare ${await versionOf("miniflare")}, wrangler ${await versionOf("wrangler")}`);
+  await printHeader("clawrelay local-agent bench", " (bench and children)");
   console.log(`all traffic on 127.0.0.1; the bench (load client + stand-in gateway), workerd and the agent share the same cores`);
   console.log(`N per row: ${MESSAGES[1]} messages at concurrency 1, ${MESSAGES[32]} at concurrency 32 (+${WARMUP} warm-up each)`);
 
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "clawrelay-agent-bench-"));
+  const tmpDir = await run.makeTmpDir("clawrelay-agent-bench-");
   log("bundling the relay (wrangler deploy --dry-run)…");
   const bundle = await bundleWorker("wrangler.toml", path.join(tmpDir, "relay"));
-  miniflare = startRelayMiniflare(bundle, LOOPBACK_HUB_URL);
-  const relayOrigin = await miniflare.ready;
-  const relay = (client = new HttpClient(relayOrigin));
-  gateway = await startStandinGateway();
+  const relay = await run.startMiniflare(() => startRelayMiniflare(bundle, LOOPBACK_HUB_URL));
+  const relayOrigin = relay.origin;
+  const gateway = await startStandinGateway();
+  run.own(() => gateway.close());
   const arrivals = new GatewayArrivals(gateway);
 
   const homeDir = path.join(tmpDir, "agent");
@@ -345,27 +294,5 @@ async function main(): Promise<void> {
   console.log(`whole run ${fmt((performance.now() - started) / 1000)} s (bundling, Miniflare start-up, ${IDLE_WAIT_MS / 1000} s idle wait included)`);
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  log(`${signal}: cleaning up`);
-  releaseNow();
-  void cleanUp().finally(() => process.exit(130));
-};
-process.once("SIGINT", onSignal);
-process.once("SIGTERM", onSignal);
-process.once("exit", releaseNow);
-const watchdog = setTimeout(() => {
-  log(`still running after ${WATCHDOG_MS / 1000} s: aborting`);
-  releaseNow();
-  void cleanUp().finally(() => process.exit(1));
-}, WATCHDOG_MS);
-watchdog.unref();
-
-try {
-  await main();
-} catch (err) {
-  console.error("bench failed:", err);
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-  clearTimeout(watchdog);
-}
+// A signal or the watchdog kills the children and removes the directory at once, then cleans up.
+await run.run(main, { watchdogMs: WATCHDOG_MS, releaseFirst: true });

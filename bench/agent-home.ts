@@ -1,4 +1,4 @@
-// Agent homes for bench/agent-bench.ts: an openclaw.json (JSON5, as users write it) pointing at a
+// Agent homes for the benchmarks (agent-bench.ts, delegation-bench.ts): an openclaw.json (JSON5, as users write it) pointing at a
 // stand-in gateway, and an inbox claimed on the relay with `runInit` — the same steps as
 // test/support/node/stack.ts (makeAgentHome), kept here so bench/ does not import test/.
 import { mkdir, readFile, writeFile } from "node:fs/promises";

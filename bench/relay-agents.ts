@@ -1,5 +1,6 @@
 // Identities and signed calls against the relay from Node, made with the protocol module as a real
-// client makes them (like scripts/demo-envelope.ts). Used by intake-bench.ts and delivery-bench.ts.
+// client makes them (like scripts/demo-envelope.ts). Used by relay-bench.ts, intake-bench.ts,
+// delivery-bench.ts and directory-load.ts.
 import {
   agentIdFor,
   defaultKeyIdFor,
@@ -25,39 +26,42 @@ export interface BenchAgent {
   id: string;
   publicKey: string;
   keyId: string;
-  receiptSeed: Uint8Array;
-  /** WebCrypto signer (Node's Ed25519 is far cheaper than pure JS, so pre-signing stays quick). */
+  /** The inbox's receipt key as a claim carries it: worked out once, so a timed claim does no pure-JS maths. */
+  receiptKey: { key_id: string; private_key: string };
+  /** Node's Ed25519 (WebCrypto or a KeyObject): far cheaper than pure JS, so pre-signing stays quick. */
   sign(message: Uint8Array): Promise<Uint8Array>;
+}
+
+export function benchAgent(publicKey: string, sign: BenchAgent["sign"], receiptKey: BenchAgent["receiptKey"]): BenchAgent {
+  return { id: agentIdFor(publicKey), publicKey, keyId: defaultKeyIdFor(publicKey), receiptKey, sign };
 }
 
 export async function newAgent(): Promise<BenchAgent> {
   const seed = generateSeed();
-  const publicKey = formatPublicKey(publicKeyFromSeed(seed));
-  return {
-    id: agentIdFor(publicKey),
-    publicKey,
-    keyId: defaultKeyIdFor(publicKey),
-    receiptSeed: generateSeed(),
-    sign: await importSigningKey(seed),
-  };
+  const receiptSeed = generateSeed();
+  const receiptKey = { key_id: defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receiptSeed))), private_key: toBase64(receiptSeed) };
+  return benchAgent(formatPublicKey(publicKeyFromSeed(seed)), await importSigningKey(seed), receiptKey);
 }
 
-async function signedRequest(client: HttpClient, agent: BenchAgent, method: string, path: string, body?: unknown) {
+/** A request signed by `agent` (clawrelay's signed-request headers), JSON body if any. */
+export async function signedRequest(client: HttpClient, agent: BenchAgent, method: string, path: string, body?: unknown) {
   const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
   const headers = await signedRequestHeaders(agent.publicKey, method, path, bytes, agent.sign);
   return client.request(method, path, { ...headers, "content-type": "application/json" }, body === undefined ? undefined : bytes);
 }
 
-/** Claims the agent's inbox (signed PUT); `rate_per_minute` at its ceiling so the bench is not throttled. */
-export async function claimInbox(client: HttpClient, agent: BenchAgent): Promise<void> {
-  const receiptKey = formatPublicKey(publicKeyFromSeed(agent.receiptSeed));
+/**
+ * Claims the agent's inbox (signed PUT -> 201) with `settings` on top; by default `rate_per_minute` at
+ * its ceiling so the bench is not throttled.
+ */
+export async function claimInbox(client: HttpClient, agent: BenchAgent, settings: Record<string, unknown> = { rate_per_minute: 10_000 }): Promise<void> {
   const answer = await signedRequest(client, agent, "PUT", `/inbox/${agent.id}`, {
     keys: [{ key_id: agent.keyId, pubkey: agent.publicKey }],
-    receipt_key: { key_id: defaultKeyIdFor(receiptKey), private_key: toBase64(agent.receiptSeed) },
+    receipt_key: agent.receiptKey,
     hub_url: LOOPBACK_HUB_URL,
-    rate_per_minute: 10_000,
+    ...settings,
   });
-  if (answer.status !== 201) throw new Error(`claiming ${agent.id} failed: ${answer.status} ${answer.body}`);
+  if (answer.status !== 201) throw new Error(`claiming ${agent.id} failed: ${answer.status} ${answer.body.slice(0, 300)}`);
 }
 
 async function poll(client: HttpClient, agent: BenchAgent, after: number): Promise<{ messages: { id: number }[]; count: number }> {

@@ -3,21 +3,18 @@
 //   2. envelope intake on the real relay Worker vs GET /healthz, concurrency 1 and 32;
 //   3. delivery latency POST -> frame at a local WebSocket client vs the intake POST alone.
 // Runs the Worker bundled by `wrangler deploy --dry-run` in Miniflare 5 on loopback; prints, asserts nothing.
-import { rmSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
-import type { Miniflare } from "miniflare";
+import { printHeader } from "./bench-header.ts";
+import { BenchRun } from "./bench-run.ts";
 import { runDelivery } from "./delivery-bench.ts";
 import type { DeliveryResult } from "./delivery-bench.ts";
-import { HttpClient } from "./http-client.ts";
 import type { LoadResult } from "./http-client.ts";
 import { WARMUP_REQUESTS, runHealthz, runIntake } from "./intake-bench.ts";
 import type { IntakeResult } from "./intake-bench.ts";
-import { bundleWorker, REPO_ROOT, startMiniflare, startRelayMiniflare } from "../scripts/local-workerd.ts";
+import { bundleWorker, startMiniflare, startRelayMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
 import { LOOPBACK_HUB_URL, claimInbox, newAgent } from "./relay-agents.ts";
-import { fmt, median, percentile, table } from "./stats.ts";
+import { fmt, median, p50, p99, range, rate, table } from "./stats.ts";
 import { OPERATIONS_PER_REQUEST, REPETITIONS, runVerifyBench } from "./verify-bench.ts";
 import type { VerifyResult } from "./verify-bench.ts";
 
@@ -26,62 +23,8 @@ const HEALTHZ_REQUESTS: Record<(typeof CONCURRENCY)[number], number> = { 1: 2000
 const ENVELOPES: Record<(typeof CONCURRENCY)[number], number> = { 1: 1000, 32: 3000 };
 const SENDERS = 8;
 
-const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-
-let tmpDir: string | null = null;
-let miniflare: Miniflare | null = null;
-let client: HttpClient | null = null;
-
-let cleaning: Promise<void> | null = null;
-
-/** One clean-up shared by the finally block and a signal arriving mid-run (exit waits for all of it). */
-function cleanUp(): Promise<void> {
-  cleaning ??= disposeAll();
-  return cleaning;
-}
-
-async function disposeAll(): Promise<void> {
-  client?.close();
-  client = null;
-  const mf = miniflare;
-  miniflare = null;
-  try {
-    if (mf) await mf.dispose();
-  } finally {
-    const dir = tmpDir;
-    tmpDir = null;
-    if (dir) await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** Miniflare's own exit hook ends the process on SIGINT/SIGTERM right after it, so no await here. */
-function removeTmpDirNow(): void {
-  if (tmpDir) rmSync(tmpDir, { recursive: true, force: true });
-  tmpDir = null;
-}
-
-async function startWorker(...args: Parameters<typeof startMiniflare>): Promise<HttpClient> {
-  miniflare = startMiniflare(...args);
-  client = new HttpClient(await miniflare.ready);
-  return client;
-}
-
-async function stopWorker(): Promise<void> {
-  client?.close();
-  client = null;
-  await miniflare?.dispose();
-  miniflare = null;
-}
-
-async function versionOf(pkg: string): Promise<string> {
-  const json = JSON.parse(await readFile(path.join(REPO_ROOT, "node_modules", pkg, "package.json"), "utf8")) as { version: string };
-  return json.version;
-}
-
-const rate = (r: LoadResult) => (r.count * 1000) / r.wallMs;
-const p50 = (values: number[]) => percentile(values, 50);
-const p99 = (values: number[]) => percentile(values, 99);
-const range = (values: number[]) => `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}`;
+const run = new BenchRun("bench");
+const log = run.log;
 
 function printVerify(result: VerifyResult): void {
   const [webcrypto, purejs, hashInput] = result.figures.map((f) => median(f.usPerOp)) as [number, number, number];
@@ -141,13 +84,10 @@ function printDelivery(delivery: Map<number, DeliveryResult>, intake: Map<number
 
 async function main(): Promise<void> {
   const started = performance.now();
-  const cpus = os.cpus();
-  console.log(`clawrelay bench, ${new Date().toISOString()}`);
-  console.log(`machine: nproc ${os.availableParallelism()} (${cpus[0]?.model.trim() ?? "unknown CPU"}), ${os.platform()} ${os.release()}, load avg ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  console.log(`software: Node ${process.version}, workerd ${await versionOf("workerd")}, miniflare ${await versionOf("miniflare")}, wrangler ${await versionOf("wrangler")}`);
+  await printHeader("clawrelay bench");
   console.log(`all traffic on 127.0.0.1; client and workerd share the same cores`);
 
-  tmpDir = await mkdtemp(path.join(os.tmpdir(), "clawrelay-bench-"));
+  const tmpDir = await run.makeTmpDir("clawrelay-bench-");
   log("bundling the relay and the verify worker (wrangler deploy --dry-run)…");
   // allSettled: both wrangler processes must have exited before a failure removes their outdirs.
   const bundles = await Promise.allSettled([
@@ -160,11 +100,10 @@ async function main(): Promise<void> {
   }) as [WorkerBundle, WorkerBundle];
 
   log(`part 1: verify (N = ${Object.values(OPERATIONS_PER_REQUEST).join("/")}, ${REPETITIONS} reps)…`);
-  const verify = await runVerifyBench(await startWorker("clawrelay-verify-bench", verifyBundle));
-  await stopWorker();
+  const verify = await runVerifyBench(await run.startMiniflare(() => startMiniflare("clawrelay-verify-bench", verifyBundle)));
+  await run.stopMiniflare();
 
-  miniflare = startRelayMiniflare(relayBundle, LOOPBACK_HUB_URL);
-  const relay = (client = new HttpClient(await miniflare.ready));
+  const relay = await run.startMiniflare(() => startRelayMiniflare(relayBundle, LOOPBACK_HUB_URL));
   const senders = await Promise.all(Array.from({ length: SENDERS }, () => newAgent()));
   for (const sender of senders) await claimInbox(relay, sender);
 
@@ -180,7 +119,7 @@ async function main(): Promise<void> {
     log(`part 3: delivery at concurrency ${c}…`);
     delivery.set(c, await runDelivery(relay, senders, ENVELOPES[c], c));
   }
-  await stopWorker();
+  await run.stopMiniflare();
 
   printVerify(verify);
   printIntake(healthz, intake);
@@ -188,19 +127,5 @@ async function main(): Promise<void> {
   console.log(`\nwhole run ${fmt((performance.now() - started) / 1000)} s (bundling, Miniflare start-up, pre-signing included)`);
 }
 
-const onSignal = (signal: NodeJS.Signals) => {
-  log(`${signal}: cleaning up`);
-  removeTmpDirNow();
-  void cleanUp().finally(() => process.exit(130));
-};
-process.once("SIGINT", onSignal);
-process.once("SIGTERM", onSignal);
-
-try {
-  await main();
-} catch (err) {
-  console.error("bench failed:", err);
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
+// A signal removes the directory at once: Miniflare's own exit hook ends the process right after it.
+await run.run(main, { releaseFirst: true });

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { SearchIndex } from "../worker/directory/search-index.ts";
 import type { AgentCard, SearchHit, SkillCard } from "../worker/directory/search-index.ts";
 import { tokenize } from "../worker/directory/tokenize.ts";
+import { rng } from "./seeded-random.ts";
 import { fmt, percentile, table } from "./stats.ts";
 
 const { values } = parseArgs({ options: { agents: { type: "string", default: "10000" }, queries: { type: "string", default: "200" } } });
@@ -19,15 +20,6 @@ const WEIGHT = { skillName: 3, tags: 2, skillDescription: 1, examples: 1, agentD
 const K1 = 1.2;
 const B = 0.75;
 
-// mulberry32: a fixed seed gives the same directory and queries on every run.
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(20251130);
 const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
 

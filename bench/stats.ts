@@ -1,4 +1,5 @@
-// Percentiles and number formatting for the figures bench/relay-bench.ts prints.
+// Percentiles and number formatting for the figures the benches print.
+import type { LoadResult } from "./http-client.ts";
 
 /** Nearest-rank percentile (p in 0..100) of unsorted values. */
 export function percentile(values: readonly number[], p: number): number {
@@ -11,6 +12,16 @@ export function percentile(values: readonly number[], p: number): number {
 export function median(values: readonly number[]): number {
   return percentile(values, 50);
 }
+
+/** p50 and p99 of the operations that succeeded: a tolerated failure is recorded as NaN. */
+export const p50 = (values: readonly number[]) => percentile(values.filter(Number.isFinite), 50);
+export const p99 = (values: readonly number[]) => percentile(values.filter(Number.isFinite), 99);
+
+/** Operations per second over a run's wall time. */
+export const rate = (r: LoadResult) => (r.count * 1000) / r.wallMs;
+
+/** "min–max" of the values. */
+export const range = (values: readonly number[]) => `${fmt(Math.min(...values))}–${fmt(Math.max(...values))}`;
 
 /** A number with `digits` significant-ish decimals: 1234 -> "1234", 12.345 -> "12.3", 0.01234 -> "0.0123". */
 export function fmt(value: number, digits = 3): string {
