@@ -2,34 +2,15 @@
 // gateway: what they print and their exit codes, on a good set-up and on broken ones.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
 import { loadGatewaySettings } from "../../local-agent/openclaw-config.ts";
 import { signedRelayCall } from "../../local-agent/relay-api.ts";
-import { startStandinGateway } from "../../scripts/standin-gateway.ts";
-import type { StandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, startRelay, writeOpenClawConfig } from "../support/node/stack.ts";
-import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+import { relayFixture, writeOpenClawConfig } from "../support/node/stack.ts";
 import { closedPort, runCli, tempHome } from "./cli-harness.ts";
 
-let relay: LocalRelay;
-const cleanups: (() => Promise<unknown>)[] = [];
-beforeAll(async () => {
-  relay = await startRelay();
-});
-afterAll(async () => {
-  await relay.stop();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function setUp(): Promise<{ gateway: StandinGateway; home: AgentHome }> {
-  const gateway = await startStandinGateway();
-  const home = await makeAgentHome(relay, gateway, "Bob");
-  cleanups.push(() => gateway.close(), () => home.cleanup());
-  return { gateway, home };
-}
+const fixture = relayFixture();
+const { cleanups, setUp } = fixture;
 
 /** The check lines of doctor's report, each with the line after it. */
 function checks(stdout: string): { line: string; next: string }[] {
@@ -46,7 +27,7 @@ describe("clawrelay send", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^queued at ${id} as id \\d+ \\(msg_id [0-9a-f-]{36}\\)`));
     const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
-    const queue = await signedRelayCall(relay.url, identity, "GET", `/inbox/${id}/messages?ack=false`);
+    const queue = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${id}/messages?ack=false`);
     expect(queue.status).toBe(200);
     expect(queue.body.count).toBe(1);
   });
@@ -97,7 +78,7 @@ describe("clawrelay doctor", () => {
     expect(lines).toContain(`[OK] gateway listening on 127.0.0.1:${gateway.port} (gateway.port)`);
     expect(lines).toContain("[OK] hooks.mappings has agentgram_inbox/agent");
     expect(lines).toContain("[OK] hooks.mappings has agentgram_inbox/wake");
-    expect(result.stdout).toContain(`relay ${relay.url} reachable`);
+    expect(result.stdout).toContain(`relay ${fixture.relay().url} reachable`);
     expect(result.stdout).not.toContain(gateway.token);
   });
 

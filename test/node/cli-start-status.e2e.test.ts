@@ -2,34 +2,16 @@
 // run.json and its local API, says when none runs, and `start --json` never logs a secret.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentStatus } from "../../local-agent/agent.ts";
 import { saveSettings } from "../../local-agent/settings.ts";
-import { startStandinGateway } from "../../scripts/standin-gateway.ts";
-import type { StandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, startRelay, waitUntil } from "../support/node/stack.ts";
-import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+import { relayFixture, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome } from "../support/node/stack.ts";
 import { closedPort, runCli, spawnCli } from "./cli-harness.ts";
 import type { RunningCli } from "./cli-harness.ts";
 
-let relay: LocalRelay;
-const cleanups: (() => Promise<unknown>)[] = [];
-beforeAll(async () => {
-  relay = await startRelay();
-});
-afterAll(async () => {
-  await relay.stop();
-});
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function setUp(): Promise<{ gateway: StandinGateway; home: AgentHome }> {
-  const gateway = await startStandinGateway();
-  const home = await makeAgentHome(relay, gateway, "Bob");
-  cleanups.push(() => gateway.close(), () => home.cleanup());
-  return { gateway, home };
-}
+const fixture = relayFixture();
+const { cleanups, setUp } = fixture;
 
 function start(home: AgentHome): RunningCli {
   const running = spawnCli(["start", "--json"], home.env);
@@ -66,12 +48,12 @@ describe("clawrelay status", () => {
     const result = await runCli(["status"], home.env);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`agent     ${home.settings.agent_id} (pid ${run.pid}, local API 127.0.0.1:${run.api_port})`);
-    expect(result.stdout).toMatch(new RegExp(`^relay     connected ${relay.url} since `, "m"));
+    expect(result.stdout).toMatch(new RegExp(`^relay     connected ${fixture.relay().url} since `, "m"));
     expect(result.stdout).toContain(`gateway   127.0.0.1:${gateway.port}/hooks`);
     expect(result.stdout).toContain("on the relay now 0 (at connect 0)");
 
     const json = JSON.parse((await runCli(["status", "--json"], home.env)).stdout) as AgentStatus;
-    expect(json).toMatchObject({ agent_id: home.settings.agent_id, relay: { state: "connected", url: relay.url }, api_port: run.api_port });
+    expect(json).toMatchObject({ agent_id: home.settings.agent_id, relay: { state: "connected", url: fixture.relay().url }, api_port: run.api_port });
 
     expect(await running.stop()).toBe(0);
     expect(existsSync(runFile(home))).toBe(false);
@@ -119,7 +101,7 @@ describe("clawrelay start --json", () => {
     await waitConnected(home, running);
     // One refusal first, so the error path is logged too.
     gateway.script({ status: 503 });
-    const hook = await fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
+    const hook = await fetch(`${fixture.relay().url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
       method: "POST",
       headers: { authorization: `Bearer ${home.settings.webhook_token}`, "content-type": "application/json" },
       body: '{"message":"secret-free body"}',

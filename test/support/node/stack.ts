@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
-import { inject } from "vitest";
+import { afterAll, afterEach, beforeAll, inject } from "vitest";
 import { startAgent } from "../../../local-agent/agent.ts";
 import type { AgentHandle } from "../../../local-agent/agent.ts";
 import { cardPath } from "../../../local-agent/card-file.ts";
@@ -16,6 +16,7 @@ import { loadSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
 import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
 import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
+import { startStandinGateway } from "../../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
 
 /** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
@@ -88,4 +89,30 @@ export async function waitUntil(what: string, check: () => boolean | Promise<boo
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * One relay for a test file (started before all tests, stopped after) and per-test agent homes with
+ * their stand-in gateways, cleaned up after each test, newest first.
+ */
+export function relayFixture() {
+  let relay: LocalRelay | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    relay = await startRelay();
+  });
+  afterAll(() => relay?.stop());
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    relay: (): LocalRelay => relay!,
+    cleanups,
+    async setUp(name = "Bob"): Promise<{ gateway: StandinGateway; home: AgentHome }> {
+      const gateway = await startStandinGateway();
+      const home = await makeAgentHome(relay!, gateway, name);
+      cleanups.push(() => gateway.close(), () => home.cleanup());
+      return { gateway, home };
+    },
+  };
 }
