@@ -15,16 +15,19 @@ import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
 import { postEnvelope, relayErrorText, signedRelayCall } from "./relay-api.ts";
 import { loadSettings, settingsHome, settingsPath } from "./settings.ts";
+import type { AgentSettings } from "./settings.ts";
 
 const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
 
   clawrelay init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token]
-  clawrelay start [--json]
+  clawrelay start [--json] [GATEWAY FLAGS]
   clawrelay status [--json]
-  clawrelay doctor
+  clawrelay doctor [GATEWAY FLAGS]
   clawrelay send --to AGENT_ID (--text TEXT | --payload JSON) [--type message] [--reply-to MSG_ID] [--ttl SEC] [--json]
 
-  --home DIR   settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)`;
+  --home DIR   settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)
+  GATEWAY FLAGS override openclaw.json and the settings for this run:
+  --gateway-port N   --hooks-path PATH   --openclaw-config FILE`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -44,9 +47,28 @@ const { values, positionals } = parseArgs({
     type: { type: "string" },
     "reply-to": { type: "string" },
     ttl: { type: "string" },
+    "gateway-port": { type: "string" },
+    "hooks-path": { type: "string" },
+    "openclaw-config": { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
+
+/** Gateway flags win over the settings file, which wins over openclaw.json (the OpenClaw order). */
+function gatewayFlags(): AgentSettings["gateway"] {
+  const port = values["gateway-port"] === undefined ? undefined : Number(values["gateway-port"]);
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) throw new AgentError("usage", "--gateway-port must be a TCP port number");
+  return {
+    ...(port ? { port } : {}),
+    ...(values["hooks-path"] ? { hooks_path: values["hooks-path"] } : {}),
+    ...(values["openclaw-config"] ? { config_path: values["openclaw-config"] } : {}),
+  };
+}
+
+function settingsWithFlags(): AgentSettings {
+  const settings = loadSettings(path);
+  return { ...settings, gateway: { ...settings.gateway, ...gatewayFlags() } };
+}
 
 const env = { ...process.env, ...(values.home ? { CLAWRELAY_HOME: values.home } : {}) };
 const path = settingsPath(env);
@@ -58,7 +80,7 @@ function print(text: string): void {
 async function start(): Promise<void> {
   const logger = createLogger({ json: values.json });
   const home = settingsHome(env);
-  const agent = await startAgent({ settings: loadSettings(path), env, logger, runDir: home, cardFile: cardPath(home) });
+  const agent = await startAgent({ settings: settingsWithFlags(), env, logger, runDir: home, cardFile: cardPath(home) });
   const stop = (signal: string) => {
     logger.info("stopping", { signal });
     void agent.close().then(() => process.exit(0));
@@ -155,7 +177,7 @@ async function main(): Promise<void> {
     case "status":
       return status();
     case "doctor": {
-      const checks = await runDoctor(path, env);
+      const checks = await runDoctor(path, env, gatewayFlags());
       print(doctorReport(checks));
       if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;
       return;

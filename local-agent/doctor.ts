@@ -18,13 +18,15 @@ export interface Check {
   fix?: string;
 }
 
-export async function runDoctor(settingsPath: string, env: Environment): Promise<Check[]> {
+/** `flags` (clawrelay doctor --gateway-port …) override the settings' gateway section for this run. */
+export async function runDoctor(settingsPath: string, env: Environment, flags: AgentSettings["gateway"] = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const add = (level: Level, what: string, fix?: string) => checks.push(fix ? { level, what, fix } : { level, what });
 
   let settings: AgentSettings | null = null;
   try {
-    settings = loadSettings(settingsPath);
+    const loaded = loadSettings(settingsPath);
+    settings = { ...loaded, gateway: { ...loaded.gateway, ...flags } };
     const mode = fileMode(settingsPath);
     if (mode & 0o077) add("WARN", `settings ${settingsPath} are readable by others (mode ${mode.toString(8)})`, `chmod 600 ${settingsPath}`);
     else add("OK", `settings ${settingsPath} (mode 600)`);
@@ -47,7 +49,7 @@ export async function runDoctor(settingsPath: string, env: Environment): Promise
     }
   }
 
-  const overrides = settings?.gateway ?? {};
+  const overrides = settings?.gateway ?? flags ?? {};
   const lookupEnv = overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
   let gateway: GatewaySettings | null = null;
   try {

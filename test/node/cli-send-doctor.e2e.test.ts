@@ -1,6 +1,6 @@
 // `clawrelay send` and `clawrelay doctor` as child processes against the real relay and a stand-in
 // gateway: what they print and their exit codes, on a good set-up and on broken ones.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
@@ -96,6 +96,18 @@ describe("clawrelay doctor", () => {
       "[FAIL] hooks.mappings has no entry for agentgram_inbox/wake: the gateway will answer 404",
     ]);
     for (const fail of fails) expect(fail.next).toMatch(/^ +fix: \S/);
+  });
+
+  it("--gateway-port overrides a wrong gateway.port for the run", async () => {
+    const { gateway, home } = await setUp();
+    const port = await closedPort();
+    const config = readFileSync(home.env.OPENCLAW_CONFIG_PATH, "utf8").replace(`port: ${gateway.port}`, `port: ${port}`);
+    writeFileSync(home.env.OPENCLAW_CONFIG_PATH, config);
+    expect((await runCli(["doctor"], home.env)).code).toBe(1);
+    const result = await runCli(["doctor", "--gateway-port", String(gateway.port)], home.env);
+    expect(result.code, result.stdout).toBe(0);
+    expect(result.stdout).toContain(`[OK] gateway listening on 127.0.0.1:${gateway.port} (flag)`);
+    expect((await runCli(["doctor", "--gateway-port", "http"], home.env)).stderr).toContain("--gateway-port must be a TCP port number");
   });
 
   it("an openclaw.json that is not JSON5: exit 1 naming the file", async () => {
