@@ -18,6 +18,8 @@ export interface RelayClientOptions {
   onState?(state: ConnectionState, detail: { backlog?: number; error?: string }): void;
   /** Dropped when the socket drops: the relay sends every unacknowledged message again. */
   onDisconnect?(): void;
+  /** Heartbeat timing (DEFAULTS unless given; tests shorten it). */
+  heartbeat?: { intervalMs: number; deadlineMs: number };
 }
 
 export function connectUrl(relayUrl: string, agentId: string): string {
@@ -147,15 +149,16 @@ export class RelayClient {
 
   private startHeartbeat(socket: WebSocket): void {
     this.stopHeartbeat();
+    const { intervalMs, deadlineMs } = this.options.heartbeat ?? { intervalMs: DEFAULTS.heartbeatIntervalMs, deadlineMs: DEFAULTS.heartbeatDeadlineMs };
     this.heartbeat = setInterval(() => {
       // No frame at all (not even a pong) for too long: the socket is half-open; drop it.
-      if (Date.now() - this.lastFrameAt > DEFAULTS.heartbeatDeadlineMs) {
+      if (Date.now() - this.lastFrameAt > deadlineMs) {
         this.options.logger.warn("relay heartbeat missed", { silent_ms: Date.now() - this.lastFrameAt });
         socket.terminate();
         return;
       }
       if (socket.readyState === WebSocket.OPEN) socket.send(PING_FRAME);
-    }, DEFAULTS.heartbeatIntervalMs);
+    }, intervalMs);
   }
 
   private stopHeartbeat(): void {

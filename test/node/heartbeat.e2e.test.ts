@@ -1,0 +1,113 @@
+// A half-open connection (the network stops carrying bytes, nobody closes anything) is noticed by the
+// heartbeat deadline, dropped, and replaced by a new connection that delivers what waited meanwhile.
+// The network is a loopback TCP proxy between the agent and the real relay that can freeze its links.
+import { createConnection, createServer } from "node:net";
+import type { Server, Socket } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DeliveryFrame } from "../../protocol/index.ts";
+import { identityFromPrivateKey } from "../../local-agent/identity.ts";
+import { silentLogger } from "../../local-agent/logger.ts";
+import { RelayClient } from "../../local-agent/relay-client.ts";
+import type { ConnectionState } from "../../local-agent/relay-client.ts";
+import { startStandinGateway } from "../../scripts/standin-gateway.ts";
+import type { StandinGateway } from "../../scripts/standin-gateway.ts";
+import { makeAgentHome, startRelay, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+
+interface FreezableProxy {
+  port: number;
+  /** Stops carrying bytes on every open link without closing it. */
+  freeze(): void;
+  close(): Promise<void>;
+}
+
+async function startProxy(targetPort: number): Promise<FreezableProxy> {
+  const links: [Socket, Socket][] = [];
+  const server: Server = createServer((client) => {
+    const upstream = createConnection({ host: "127.0.0.1", port: targetPort });
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", drop);
+    upstream.on("error", drop);
+    links.push([client, upstream]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  return {
+    port: typeof address === "object" && address ? address.port : 0,
+    freeze: () => {
+      for (const [client, upstream] of links) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
+    close: async () => {
+      for (const [client, upstream] of links) {
+        client.destroy();
+        upstream.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let relay: LocalRelay;
+let gateway: StandinGateway;
+let home: AgentHome;
+let proxy: FreezableProxy;
+
+beforeAll(async () => {
+  relay = await startRelay();
+  gateway = await startStandinGateway();
+  home = await makeAgentHome(relay, gateway);
+  proxy = await startProxy(relay.port);
+});
+afterAll(async () => {
+  await proxy.close();
+  await gateway.close();
+  await home.cleanup();
+  await relay.stop();
+});
+
+describe("heartbeat", () => {
+  it("drops a half-open socket within the deadline and resumes on a new one", async () => {
+    const frames: DeliveryFrame[] = [];
+    const states: ConnectionState[] = [];
+    const client = new RelayClient({
+      relayUrl: `http://127.0.0.1:${proxy.port}`,
+      identity: identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id),
+      logger: silentLogger,
+      heartbeat: { intervalMs: 100, deadlineMs: 600 },
+      onMessage: (frame) => {
+        frames.push(frame);
+        client.ack(frame.id);
+      },
+      onState: (state) => states.push(state),
+    });
+    client.start();
+    try {
+      await waitUntil("the first connection", () => client.state === "connected");
+      proxy.freeze();
+      const frozenAt = Date.now();
+      // While the link is frozen a message arrives at the relay; it must come through the next socket.
+      const res = await fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${home.settings.webhook_token}` },
+        body: '{"while":"frozen"}',
+      });
+      expect(res.status).toBe(202);
+      await waitUntil("the half-open socket to be dropped", () => states.includes("disconnected"), 5000);
+      expect(Date.now() - frozenAt).toBeLessThan(5000);
+      await waitUntil("a new connection and the waiting message", () => frames.some((f) => f.body === '{"while":"frozen"}'), 10_000);
+      expect(states.filter((s) => s === "connected").length).toBe(2);
+    } finally {
+      await client.close();
+    }
+  });
+});
