@@ -1,41 +1,26 @@
 // End to end on the real relay: hook bodies and signed envelopes reach the gateway byte-exact or as
 // the hub would format them, in order, once each, with a stable Idempotency-Key per message.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { idempotencyKeyFor } from "../../local-agent/delivery.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
 import { postEnvelope } from "../../local-agent/relay-api.ts";
-import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
-import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+import { relayFixture, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome } from "../support/node/stack.ts";
 
-let relay: LocalRelay;
+const fixture = relayFixture();
 let gateway: StandinGateway;
 let home: AgentHome;
-let agent: AgentHandle | null = null;
-
-beforeAll(async () => {
-  relay = await startRelay();
-});
-afterAll(async () => {
-  await relay.stop();
-});
-afterEach(async () => {
-  await agent?.close();
-  agent = null;
-  await gateway.close();
-  await home.cleanup();
-});
+let agent: AgentHandle;
 
 async function setUp(): Promise<void> {
-  gateway = await startStandinGateway();
-  home = await makeAgentHome(relay, gateway, "Bob");
+  ({ gateway, home } = await fixture.setUp("Bob"));
 }
 
 function hook(subpath: string, body: string | Uint8Array, contentType = "application/json"): Promise<Response> {
-  return fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/${subpath}`, {
+  return fetch(`${fixture.relay().url}/inbox/${home.settings.agent_id}/hooks/${subpath}`, {
     method: "POST",
     headers: { authorization: `Bearer ${home.settings.webhook_token}`, "content-type": contentType },
     body,
@@ -53,7 +38,7 @@ describe("relay → local agent → gateway", () => {
       ids.push(((await res.json()) as { id: number }).id);
     }
     ids.push(((await (await hook("agentgram_inbox/agent", binary, "application/octet-stream")).json()) as { id: number }).id);
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("4 deliveries", () => gateway.received.length === 4);
     expect(gateway.received.map((r) => r.body.toString("utf8")).slice(0, 3)).toEqual(bodies);
     expect([...gateway.received[3]!.body]).toEqual([...binary]);
@@ -68,14 +53,14 @@ describe("relay → local agent → gateway", () => {
   it("turns a signed envelope into the hub's OpenClaw body, and live messages follow the backlog", async () => {
     await setUp();
     const alice = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("connected", () => agent!.status().relay.state === "connected");
     const envelope = await signEnvelope(
       draftEnvelope({ from: home.settings.agent_id, to: home.settings.agent_id, type: "message", payload: { text: "Hi Bob!" } }),
       alice.keyId,
       alice.sign,
     );
-    const answer = await postEnvelope(relay.url, { ...envelope, display_name: "Alice" });
+    const answer = await postEnvelope(fixture.relay().url, { ...envelope, display_name: "Alice" });
     expect(answer.status).toBe(202);
     await waitUntil("the envelope's delivery", () => gateway.received.some((r) => r.body.toString().includes("Hi Bob!")));
     const posted = gateway.received.find((r) => r.body.toString().includes("Hi Bob!"))!;
@@ -90,7 +75,7 @@ describe("relay → local agent → gateway", () => {
 
   it("delivers many messages in order exactly once", async () => {
     await setUp();
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("connected", () => agent!.status().relay.state === "connected");
     const count = 60;
     await Promise.all(Array.from({ length: count }, async (_, i) => {

@@ -1,37 +1,25 @@
 // The gateway misbehaves: down, wrong token, rate limiting, refusing one message, flapping.
 // Nothing is acknowledged before the gateway accepted it, and nothing is lost.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
 import { signedRelayCall } from "../../local-agent/relay-api.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
-import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+import { relayFixture, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome } from "../support/node/stack.ts";
 
-let relay: LocalRelay;
+const fixture = relayFixture();
 let gateway: StandinGateway;
 let home: AgentHome;
-let agent: AgentHandle | null = null;
-
-beforeAll(async () => {
-  relay = await startRelay();
-});
-afterAll(() => relay.stop());
-afterEach(async () => {
-  await agent?.close();
-  agent = null;
-  await gateway.close();
-  await home.cleanup();
-});
+let agent: AgentHandle;
 
 async function setUp(): Promise<void> {
-  gateway = await startStandinGateway();
-  home = await makeAgentHome(relay, gateway);
+  ({ gateway, home } = await fixture.setUp("Bob"));
 }
 
 async function hook(body: string): Promise<number> {
-  const res = await fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
+  const res = await fetch(`${fixture.relay().url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
     method: "POST",
     headers: { authorization: `Bearer ${home.settings.webhook_token}` },
     body,
@@ -42,7 +30,7 @@ async function hook(body: string): Promise<number> {
 /** Ids still stored on the relay (unacknowledged), read with the agent's key. */
 async function relayQueue(): Promise<number[]> {
   const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
-  const answer = await signedRelayCall(relay.url, identity, "GET", `/inbox/${home.settings.agent_id}/messages?ack=false`);
+  const answer = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/messages?ack=false`);
   return (answer.body.messages as { id: number }[]).map((m) => m.id);
 }
 
@@ -53,12 +41,14 @@ describe("gateway failures", () => {
     await setUp();
     const port = gateway.port;
     await gateway.close();
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     const ids = [await hook('{"n":1}'), await hook('{"n":2}')];
     await sleep(1200);
     expect(agent.status().delivery.delivered).toBe(0);
     expect(await relayQueue()).toEqual(ids);
-    gateway = await startStandinGateway({ port, token: home.settings.gateway?.hooks_token ?? gateway.token });
+    gateway = await startStandinGateway({ port, token: gateway.token });
+    const revived = gateway;
+    fixture.cleanups.push(() => revived.close());
     await waitUntil("both messages after the gateway returned", () => gateway.received.length === 2, 20_000);
     expect(gateway.received.map((r) => r.body.toString())).toEqual(['{"n":1}', '{"n":2}']);
     await waitUntil("relay queue empty", async () => (await relayQueue()).length === 0);
@@ -68,7 +58,7 @@ describe("gateway failures", () => {
     await setUp();
     gateway.script({ status: 401 }, { status: 401 }, { status: 401 });
     const id = await hook('{"n":1}');
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("the first attempt", () => gateway.requests.length === 1);
     await sleep(2500);
     expect(gateway.requests.length).toBe(1);
@@ -82,7 +72,7 @@ describe("gateway failures", () => {
     await setUp();
     gateway.script({ status: 429, retryAfter: "1" });
     await hook('{"n":1}');
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("delivery after the 429", () => gateway.received.length === 1);
     const [refused, accepted] = gateway.requests;
     expect(refused!.status).toBe(429);
@@ -94,7 +84,7 @@ describe("gateway failures", () => {
     await setUp();
     gateway.script({ status: 503 }, { status: 500 }, { status: 408 });
     await hook('{"n":1}');
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("delivery after transient failures", () => gateway.received.length === 1, 20_000);
     expect(gateway.requests.map((r) => r.status)).toEqual([503, 500, 408, 200]);
     expect(new Set(gateway.requests.map((r) => r.idempotencyKey)).size).toBe(1);
@@ -105,7 +95,7 @@ describe("gateway failures", () => {
     gateway.script({ status: 413 });
     const refused = await hook('{"big":true}');
     await hook('{"n":2}');
-    agent = await runAgent(home);
+    agent = await fixture.run(home);
     await waitUntil("the later message", () => gateway.received.length === 1);
     expect(gateway.received[0]!.body.toString()).toBe('{"n":2}');
     expect(agent.status().delivery.set_aside).toEqual([{ id: refused, reason: expect.stringContaining("413") }]);

@@ -114,5 +114,11 @@ export function relayFixture() {
       cleanups.push(() => gateway.close(), () => home.cleanup());
       return { gateway, home };
     },
+    /** The real local agent for `home`, closed after the test (before its gateway and home). */
+    async run(home: AgentHome): Promise<AgentHandle> {
+      const agent = await runAgent(home);
+      cleanups.push(() => agent.close());
+      return agent;
+    },
   };
 }
