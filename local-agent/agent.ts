@@ -13,7 +13,7 @@ import type { DeliveryStatus } from "./delivery.ts";
 import { AgentError } from "./errors.ts";
 import { createGatewayClient } from "./gateway-forwarder.ts";
 import type { GatewayTarget } from "./gateway-forwarder.ts";
-import { identityFromPrivateKey } from "./identity.ts";
+import { settingsIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import { loadGatewaySettings } from "./openclaw-config.ts";
 import type { Environment, GatewayOverrides, GatewaySettings } from "./openclaw-config.ts";
@@ -60,12 +60,13 @@ export function gatewayOverrides(settings: AgentSettings): GatewayOverrides {
   return { port: o.port, hooksToken: o.hooks_token, hooksPath: o.hooks_path, authToken: o.auth_token, chatCompletions: o.chat_completions };
 }
 
+/** The environment OpenClaw's config is looked up in: a config_path override wins, as the variable would. */
+export function openClawEnv(overrides: AgentSettings["gateway"], env: Environment): Environment {
+  return overrides?.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
+}
+
 export function gatewayTarget(settings: AgentSettings, env: Environment): { target: GatewayTarget; gateway: GatewaySettings } {
-  const overrides = settings.gateway ?? {};
-  const gateway = loadGatewaySettings(
-    overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env,
-    gatewayOverrides(settings),
-  );
+  const gateway = loadGatewaySettings(openClawEnv(settings.gateway, env), gatewayOverrides(settings));
   if (!gateway.hooksToken) {
     throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);
   }
@@ -88,7 +89,7 @@ export function portIsListening(port: number, timeoutMs = 500): Promise<boolean>
 export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const { settings, env, logger } = options;
   // The key may be the root key or one the root key listed for the inbox: the relay decides.
-  const identity = { ...identityFromPrivateKey(settings.key.private_key, settings.key.key_id), agentId: settings.agent_id };
+  const identity = { ...settingsIdentity(settings), agentId: settings.agent_id };
   let current = gatewayTarget(settings, env);
   const gatewayClient = createGatewayClient();
   const startedAt = Date.now();

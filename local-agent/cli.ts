@@ -10,7 +10,7 @@ import { startAgent } from "./agent.ts";
 import { cardPath } from "./card-file.ts";
 import { doctorReport, runDoctor } from "./doctor.ts";
 import { AgentError } from "./errors.ts";
-import { identityFromPrivateKey } from "./identity.ts";
+import { settingsIdentity } from "./identity.ts";
 import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
 import { postEnvelope, relayErrorText, signedRelayCall } from "./relay-api.ts";
@@ -109,7 +109,7 @@ async function status(): Promise<void> {
   if (values.json) return print(JSON.stringify(s, null, 2));
   const last = s.delivery.last_delivery;
   const settings = loadSettings(path);
-  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const identity = settingsIdentity(settings);
   const queue = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`).catch(() => null);
   const backlog = queue?.status === 200 ? String(queue.body.backlog) : "unknown (relay unreachable)";
   print(
@@ -137,7 +137,7 @@ async function send(): Promise<void> {
   } catch {
     throw new AgentError("usage", "--payload must be a JSON object");
   }
-  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const identity = settingsIdentity(settings);
   const draft = draftEnvelope({
     from: settings.agent_id,
     to: values.to,

@@ -1,7 +1,8 @@
 // `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
 import { isAgentId } from "../protocol/index.ts";
-import { gatewayOverrides, portIsListening } from "./agent.ts";
-import { identityFromPrivateKey } from "./identity.ts";
+import { gatewayOverrides, openClawEnv, portIsListening } from "./agent.ts";
+import { settingsIdentity } from "./identity.ts";
+import type { Identity } from "./identity.ts";
 import { AGENT_SUBPATH, WAKE_SUBPATH } from "./hub-format.ts";
 import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
@@ -24,25 +25,25 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   const add = (level: Level, what: string, fix?: string) => checks.push(fix ? { level, what, fix } : { level, what });
 
   let settings: AgentSettings | null = null;
+  let identity: Identity | null = null;
   try {
     const loaded = loadSettings(settingsPath);
     settings = { ...loaded, gateway: { ...loaded.gateway, ...flags } };
     const mode = fileMode(settingsPath);
     if (mode & 0o077) add("WARN", `settings ${settingsPath} are readable by others (mode ${mode.toString(8)})`, `chmod 600 ${settingsPath}`);
     else add("OK", `settings ${settingsPath} (mode 600)`);
-    const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+    identity = settingsIdentity(settings);
     if (!isAgentId(settings.agent_id)) add("FAIL", `agent_id ${settings.agent_id} is not an ag_ id`, "run clawrelay init --force");
     else add("OK", `key ${identity.keyId} for ${settings.agent_id}${identity.agentId === settings.agent_id ? "" : " (an authorised key)"}`);
   } catch (err) {
     add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
   }
 
-  if (settings) {
+  if (settings && identity) {
     const health: RelayAnswer = await relayHealth(settings.relay_url).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
     if (health.status !== 200) add("FAIL", `relay ${settings.relay_url} not reachable (${relayErrorText(health)})`, "check relay_url in the settings and your network");
     else {
       add("OK", `relay ${settings.relay_url} reachable (version ${String(health.body.version)})`);
-      const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
       const probe = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`);
       if (probe.status === 200) add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
       else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
@@ -50,7 +51,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   }
 
   const overrides = settings?.gateway ?? flags ?? {};
-  const lookupEnv = overrides.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
+  const lookupEnv = openClawEnv(overrides, env);
   let gateway: GatewaySettings | null = null;
   try {
     const file = readOpenClawConfig(lookupEnv);

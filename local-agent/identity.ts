@@ -36,3 +36,8 @@ export function identityFromPrivateKey(privateKey: string, keyId?: string): Iden
 export function newIdentity(): Identity {
   return identityFromPrivateKey(toBase64(generateSeed()));
 }
+
+/** The identity the settings file holds (its key and key id). */
+export function settingsIdentity(settings: { key: { private_key: string; key_id: string } }): Identity {
+  return identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+}

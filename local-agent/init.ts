@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import { DEFAULT_HUB_URL } from "../protocol/index.ts";
 import { agentlineDir, chooseCredentialsFile, readAgentlineCredentials } from "./agentline-credentials.ts";
 import { AgentError } from "./errors.ts";
-import { identityFromPrivateKey, newIdentity } from "./identity.ts";
+import { newIdentity, settingsIdentity } from "./identity.ts";
 import type { Identity } from "./identity.ts";
 import type { Environment } from "./openclaw-config.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
@@ -64,7 +64,7 @@ export async function runInit(options: InitOptions): Promise<InitResult> {
   }
   const settings = reuse ? loadSettings(options.settingsPath) : freshSettings(options);
   if (reuse && options.relay) settings.relay_url = options.relay.replace(/\/+$/, "");
-  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const identity = settingsIdentity(settings);
   const rotate = options.rotateToken === true || !settings.webhook_token;
   const answer = await signedRelayCall(settings.relay_url, identity, "PUT", `/inbox/${settings.agent_id}`, {
     keys: [{ key_id: settings.key.key_id, pubkey: settings.key.public_key }],
