@@ -5,7 +5,6 @@ import { writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
 import type { ApiServer } from "./api-server.ts";
-import { parseEnvelope } from "../protocol/index.ts";
 import { publishCard, readCardFile } from "./card-file.ts";
 import { Delegator } from "./delegation.ts";
 import { DeliveryLoop } from "./delivery.ts";
@@ -128,11 +127,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     ack: (id) => client.ack(id),
     logger,
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
-    intercept: (frame) => {
-      if (frame.kind !== "envelope") return false;
-      const envelope = parseEnvelope(JSON.parse(frame.body));
-      return delegator.intercept(envelope) || tasks.intercept(envelope);
-    },
+    intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),
   });
 
   let markReplaced: () => void = () => {};

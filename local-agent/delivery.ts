@@ -2,11 +2,11 @@
 // after the gateway accepted it. Transient failures retry the same message (same Idempotency-Key);
 // a config error (401/404) pauses everything and retries rarely; a content error (400, 413, other
 // 4xx) sets that one message aside, unacknowledged on the relay, and later messages go on.
-import type { DeliveryFrame } from "../protocol/index.ts";
+import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
 import { DEFAULTS, nextDelay } from "./backoff.ts";
 import { classifyGatewayResponse } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
-import { gatewayRequestFor } from "./hub-format.ts";
+import { frameEnvelope, gatewayRequestFor } from "./hub-format.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 import type { Logger } from "./logger.ts";
 
@@ -37,8 +37,8 @@ export interface DeliveryOptions {
   post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string): Promise<GatewayAnswer>;
   ack(id: number): void;
   logger: Logger;
-  /** Intercepts a frame before the gateway (receipts awaited by this agent); true = handled. */
-  intercept?(frame: DeliveryFrame): boolean;
+  /** Intercepts an envelope before the gateway (receipts awaited here, tasks); true = handled. */
+  intercept?(envelope: Envelope): boolean;
 }
 
 export function idempotencyKeyFor(agentId: string, id: number): string {
@@ -114,8 +114,9 @@ export class DeliveryLoop {
     const { logger, agentId } = this.options;
     let request: GatewayRequest;
     try {
-      if (this.options.intercept?.(frame)) return this.options.ack(frame.id);
-      request = gatewayRequestFor(frame);
+      const envelope = frameEnvelope(frame);
+      if (envelope && this.options.intercept?.(envelope)) return this.options.ack(frame.id);
+      request = gatewayRequestFor(frame, envelope);
     } catch (err) {
       return this.putAside(frame, `cannot turn message into a gateway request: ${(err as Error).message}`);
     }

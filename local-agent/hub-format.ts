@@ -81,10 +81,13 @@ export function envelopeRequest(envelope: Envelope): GatewayRequest {
   };
 }
 
+/** The envelope an envelope frame carries; null for hook frames. */
+export function frameEnvelope(frame: DeliveryFrame): Envelope | null {
+  return frame.kind === "envelope" ? parseEnvelope(JSON.parse(frame.body)) : null;
+}
+
 /** What to post for a delivered frame: hook bodies unchanged, envelopes as the hub would format them. */
-export function gatewayRequestFor(frame: DeliveryFrame): GatewayRequest {
-  if (frame.kind === "hook") {
-    return { subpath: frame.subpath ?? AGENT_SUBPATH, contentType: frame.content_type, body: frameBytes(frame) };
-  }
-  return envelopeRequest(parseEnvelope(JSON.parse(frame.body)));
+export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame)): GatewayRequest {
+  if (!envelope) return { subpath: frame.subpath ?? AGENT_SUBPATH, contentType: frame.content_type, body: frameBytes(frame) };
+  return envelopeRequest(envelope);
 }
