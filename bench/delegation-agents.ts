@@ -10,7 +10,7 @@ import type { CardFile } from "../local-agent/card-file.ts";
 import { identityFromPrivateKey } from "../local-agent/identity.ts";
 import type { Logger, LogFields } from "../local-agent/logger.ts";
 import { relayErrorText, signedRelayCall } from "../local-agent/relay-api.ts";
-import { loadSettings, settingsPath } from "../local-agent/settings.ts";
+import { journalPath, loadSettings, settingsPath } from "../local-agent/settings.ts";
 import type { AgentSettings } from "../local-agent/settings.ts";
 import type { StandinGateway } from "../scripts/standin-gateway.ts";
 import { makeBenchHome } from "./agent-home.ts";
@@ -78,7 +78,14 @@ export async function makeDelegationHome(dir: string, relayUrl: string, gateway:
 
 /** The agent started in this process (local API on an ephemeral port), once its relay socket is up. */
 export async function runAgent(run: BenchRun, home: DelegationHome, logger: Logger): Promise<AgentHandle> {
-  const agent = await startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0, cardFile: cardPath(home.env.CLAWRELAY_HOME!) });
+  const agent = await startAgent({
+    settings: home.settings,
+    env: home.env,
+    logger,
+    apiPort: 0,
+    cardFile: cardPath(home.env.CLAWRELAY_HOME!),
+    journalFile: journalPath(home.env.CLAWRELAY_HOME!),
+  });
   run.own(() => agent.close());
   const deadline = Date.now() + 15_000;
   while (agent.status().relay.state !== "connected") {

@@ -7,7 +7,9 @@ import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
 import type { ApiServer } from "./api-server.ts";
 import { publishCard, readCardFile } from "./card-file.ts";
 import { Delegator } from "./delegation.ts";
+import { DeliveryJournal } from "./delivery-journal.ts";
 import { DeliveryLoop } from "./delivery.ts";
+import { queueSummary } from "./messages.ts";
 import type { DeliveryStatus } from "./delivery.ts";
 import { AgentError } from "./errors.ts";
 import { createGatewayClient } from "./gateway-forwarder.ts";
@@ -21,16 +23,21 @@ import { societyRoutes } from "./society-api.ts";
 import { TaskRunner } from "./task-runner.ts";
 import type { ConnectionState } from "./relay-client.ts";
 import type { AgentSettings } from "./settings.ts";
+import type { QueueSummary } from "../protocol/index.ts";
 
 export interface AgentStatus {
   agent_id: string;
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
   gateway: { port: number; hooks_path: string; config_path: string | null };
-  delivery: DeliveryStatus;
+  /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
+  delivery: DeliveryStatus & { cursor: number };
   delegation: { waiting: number; late_results_dropped: number };
   api_port: number;
   started_at: number;
 }
+
+/** What `GET /clawrelay/status` answers: the agent's own status and the relay's live counts. */
+export type AgentStatusAnswer = AgentStatus & { relay_queue: QueueSummary | { error: string } };
 
 export interface AgentHandle {
   status(): AgentStatus;
@@ -50,6 +57,8 @@ export interface AgentOptions {
   apiPort?: number;
   /** card.json to publish to the directory (see examples/card.json); none = not listed. */
   cardFile?: string;
+  /** The delivery journal (delivery-journal.ts); none = the cursor lives in memory only. */
+  journalFile?: string;
 }
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
@@ -125,10 +134,14 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     },
     post: (target, message, key) => gatewayClient.post(target, message, key),
     ack: (id) => client.ack(id),
+    reject: (id, rejection) => client.reject(id, rejection),
     logger,
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
     intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),
   });
+
+  const journal = options.journalFile ? DeliveryJournal.open(options.journalFile, { agentId: settings.agent_id }) : null;
+  if (journal?.freshReason) logger.warn("delivery journal started afresh", { path: options.journalFile ?? null, reason: journal.freshReason });
 
   let markReplaced: () => void = () => {};
   const replaced = new Promise<void>((resolve) => (markReplaced = resolve));
@@ -137,6 +150,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     identity,
     window: settings.window,
     logger,
+    ...(journal ? { journal } : {}),
     onMessage: (frame) => loop.push(frame),
     onDisconnect: () => loop.dropQueued(),
     onState: (state, detail) => {
@@ -153,7 +167,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     agent_id: settings.agent_id,
     relay: { ...relay },
     gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath },
-    delivery: { ...loop.status, set_aside: [...loop.status.set_aside] },
+    delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor },
     delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
     api_port: api?.port ?? 0,
     started_at: startedAt,
@@ -169,7 +183,11 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       startedAt,
       delegator,
     }),
-    "GET /clawrelay/status": async () => ({ status: 200, body: status() }),
+    // The relay holds the truth about the backlog and the dead shelf: asked on every status call.
+    "GET /clawrelay/status": async () => {
+      const relayQueue = await queueSummary({ relayUrl: settings.relay_url, agentId: settings.agent_id, identity }).catch((err: Error) => ({ error: err.message }));
+      return { status: 200, body: { ...status(), relay_queue: relayQueue } };
+    },
   });
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;
   if (runFile) writeFileSync(runFile, JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt }) + "\n", { mode: 0o600 });
@@ -190,6 +208,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
         await client.close();
         await api?.close();
         gatewayClient.close();
+        journal?.close();
         if (runFile) rmSync(runFile, { force: true });
         logger.info("agent stopped", { delivered: loop.status.delivered });
       })()),

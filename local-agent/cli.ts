@@ -7,14 +7,17 @@ import { parseArgs } from "node:util";
 import { ENVELOPE_TYPES, RelayError, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
 import type { EnvelopeType } from "../protocol/index.ts";
 import { startAgent } from "./agent.ts";
+import type { AgentStatusAnswer } from "./agent.ts";
 import { cardPath } from "./card-file.ts";
 import { doctorReport, runDoctor } from "./doctor.ts";
 import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
 import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
-import { postEnvelope, relayErrorText, signedRelayCall } from "./relay-api.ts";
-import { loadSettings, settingsHome, settingsPath } from "./settings.ts";
+import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, parseMessageId, parseState, replayMessage, showMessage, summaryLine } from "./messages.ts";
+import type { InboxAccess } from "./messages.ts";
+import { postEnvelope, relayErrorText } from "./relay-api.ts";
+import { journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
 import type { AgentSettings } from "./settings.ts";
 
 const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
@@ -24,6 +27,10 @@ const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
   clawrelay status [--json]
   clawrelay doctor [GATEWAY FLAGS]
   clawrelay send --to AGENT_ID (--text TEXT | --payload JSON) [--type message] [--reply-to MSG_ID] [--ttl SEC] [--json]
+  clawrelay messages [--state queued|sent|dead] [--json]   what the inbox holds, and why a message is dead
+  clawrelay messages show ID [--json]                      one message: its metadata and body
+  clawrelay messages replay ID                             a dead message back into the queue (new id)
+  clawrelay messages drop ID                               delete one message, in any state
 
   --home DIR   settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)
   GATEWAY FLAGS override openclaw.json and the settings for this run:
@@ -50,6 +57,7 @@ const { values, positionals } = parseArgs({
     "gateway-port": { type: "string" },
     "hooks-path": { type: "string" },
     "openclaw-config": { type: "string" },
+    state: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -80,7 +88,7 @@ function print(text: string): void {
 async function start(): Promise<void> {
   const logger = createLogger({ json: values.json });
   const home = settingsHome(env);
-  const agent = await startAgent({ settings: settingsWithFlags(), env, logger, runDir: home, cardFile: cardPath(home) });
+  const agent = await startAgent({ settings: settingsWithFlags(), env, logger, runDir: home, cardFile: cardPath(home), journalFile: journalPath(home) });
   const stop = (signal: string) => {
     logger.info("stopping", { signal });
     void agent.close().then(() => process.exit(0));
@@ -101,29 +109,61 @@ async function status(): Promise<void> {
   }
   const res = await fetch(`http://127.0.0.1:${run.api_port}/clawrelay/status`).catch(() => null);
   if (!res?.ok) throw new AgentError("not_running", `the agent (pid ${run.pid}) does not answer on 127.0.0.1:${run.api_port}; it may have crashed`);
-  const s = (await res.json()) as import("./agent.ts").AgentStatus;
+  const s = (await res.json()) as AgentStatusAnswer;
   // Another agent (another CLAWRELAY_HOME) may have taken the port of a crashed one since.
   if (s.agent_id !== loadSettings(path).agent_id) {
     throw new AgentError("not_running", `no agent of ${path} is running (run.json is stale: pid ${run.pid} is gone and 127.0.0.1:${run.api_port} is another agent's)`);
   }
   if (values.json) return print(JSON.stringify(s, null, 2));
+  const summary = s.relay_queue;
+  const now = Date.now();
   const last = s.delivery.last_delivery;
-  const settings = loadSettings(path);
-  const identity = settingsIdentity(settings);
-  const queue = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`).catch(() => null);
-  const backlog = queue?.status === 200 ? String(queue.body.backlog) : "unknown (relay unreachable)";
+  const d = s.delivery;
   print(
     [
       `agent     ${s.agent_id} (pid ${run.pid}, local API 127.0.0.1:${s.api_port})`,
       `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
       `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"})`,
-      `delivered ${s.delivery.delivered}; queued here ${s.delivery.queued}; on the relay now ${backlog} (at connect ${s.relay.backlog ?? "?"})`,
+      `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
+      `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
       `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
-      ...(s.delivery.paused ? [`PAUSED    ${s.delivery.paused}`] : []),
-      ...s.delivery.set_aside.map((m) => `set aside id ${m.id}: ${m.reason}`),
-      ...(s.delivery.last_error ? [`last error ${s.delivery.last_error}`] : []),
+      ...(d.paused ? [`PAUSED    ${d.paused}`] : []),
+      ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
+      ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ].join("\n"),
   );
+}
+
+function inboxAccess(settings: AgentSettings): InboxAccess {
+  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
+}
+
+async function messages(): Promise<void> {
+  const access = inboxAccess(loadSettings(path));
+  const [, action, idText] = positionals;
+  const now = Date.now();
+  switch (action) {
+    case undefined: {
+      const { messages: items, summary, truncated } = await listMessages(access, parseState(values.state));
+      if (values.json) return print(messagesJson(items, now));
+      const more = truncated ? "\n(more not shown: page through GET /inbox/{id}/queue)" : "";
+      return print(`${items.length > 0 ? messagesTable(items, now) : "no messages"}\n\n${summaryLine(summary, now)}${more}`);
+    }
+    case "show": {
+      const shown = await showMessage(access, parseMessageId(idText));
+      return print(values.json ? JSON.stringify(shown, null, 2) : messageDetail(shown));
+    }
+    case "replay": {
+      const answer = await replayMessage(access, parseMessageId(idText));
+      return print(values.json ? JSON.stringify(answer) : `message ${answer.replayed} is queued again as id ${answer.id}`);
+    }
+    case "drop": {
+      const answer = await dropMessage(access, parseMessageId(idText));
+      return print(values.json ? JSON.stringify(answer) : `message ${answer.dropped} (${answer.was}) dropped`);
+    }
+    default:
+      throw new AgentError("usage", `unknown messages action "${action}": use show, replay or drop (or nothing, to list)`);
+  }
 }
 
 async function send(): Promise<void> {
@@ -184,6 +224,8 @@ async function main(): Promise<void> {
     }
     case "send":
       return send();
+    case "messages":
+      return messages();
     default:
       throw new AgentError("usage", `unknown command "${command}"\n\n${USAGE}`);
   }

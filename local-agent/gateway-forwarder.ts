@@ -19,7 +19,7 @@ export interface GatewayAnswer {
 const TIMEOUT_MS = 30_000;
 
 export interface GatewayClient {
-  post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string): Promise<GatewayAnswer>;
+  post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer>;
   close(): void;
 }
 
@@ -31,14 +31,19 @@ export function createGatewayClient(): GatewayClient {
   };
 }
 
-function postToGateway(keepAlive: Agent, target: GatewayTarget, message: GatewayRequest, idempotencyKey: string): Promise<GatewayAnswer> {
+/** The gateway URL path for a sub-path: always below hooks.path. */
+export function hookPath(hooksPath: string, subpath: string): string {
+  return `${hooksPath.replace(/\/+$/, "")}/${subpath}`;
+}
+
+function postToGateway(keepAlive: Agent, target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer> {
   return new Promise((resolve) => {
     const req = request(
       {
         host: "127.0.0.1",
         port: target.port,
         method: "POST",
-        path: `${target.hooksPath}/${message.subpath}`,
+        path: hookPath(target.hooksPath, message.subpath),
         agent: keepAlive,
         timeout: TIMEOUT_MS,
         headers: {
@@ -46,8 +51,9 @@ function postToGateway(keepAlive: Agent, target: GatewayTarget, message: Gateway
           "content-length": message.body.byteLength,
           authorization: `Bearer ${target.hooksToken}`,
           // The gateway drops a replay of the same key within 5 minutes: a message redelivered after a
-          // crash between gateway accept and relay ack does not start a second run.
-          "idempotency-key": idempotencyKey,
+          // crash between gateway accept and relay ack does not start a second run (the delivery
+          // journal covers the time after that).
+          ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}),
         },
       },
       (res) => {

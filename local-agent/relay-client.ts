@@ -1,5 +1,7 @@
-// The WebSocket to this agent's inbox: authenticate, receive messages in order, acknowledge them,
-// keep alive with heartbeats, and reconnect with backoff, resuming after the last finished id.
+// The WebSocket to this agent's inbox: authenticate, receive messages in order, acknowledge or reject
+// them, keep alive with heartbeats, and reconnect with backoff, resuming after the last finished id.
+// With a journal (delivery-journal.ts) every ack is on disk before it is sent, and the resume cursor
+// survives restarts: a message the gateway accepted is never posted again, however late it returns.
 import WebSocket from "ws";
 import { CLOSE_CODES, PING_FRAME, connectSigningInput, toBase64 } from "../protocol/index.ts";
 import type { DeliveryFrame, ServerFrame } from "../protocol/index.ts";
@@ -18,8 +20,26 @@ export interface RelayClientOptions {
   onState?(state: ConnectionState, detail: { backlog?: number; error?: string }): void;
   /** Dropped when the socket drops: the relay sends every unacknowledged message again. */
   onDisconnect?(): void;
+  /** Where finished ids and the cursor persist (none: in memory only, as in tests of the socket). */
+  journal?: FinishedLog;
   /** Heartbeat timing (DEFAULTS unless given; tests shorten it). */
   heartbeat?: { intervalMs: number; deadlineMs: number };
+}
+
+/** What the client needs of the delivery journal. */
+export interface FinishedLog {
+  readonly cursor: number;
+  /** Binds to the inbox's epoch; true when it differed and everything was forgotten. */
+  adopt(epoch: string): boolean;
+  has(id: number): boolean;
+  finish(id: number, cursor: number): void;
+  reset(cursor: number): void;
+}
+
+export interface RejectInfo {
+  reason: string;
+  status: number;
+  attempts: number;
 }
 
 export function connectUrl(relayUrl: string, agentId: string): string {
@@ -35,13 +55,18 @@ export class RelayClient {
   private heartbeat: NodeJS.Timeout | null = null;
   private lastFrameAt = 0;
   /** Every id up to here is finished; sent as `after` when (re)connecting. */
-  private finishedUpTo = 0;
-  /** Ids received on the current socket and not yet acknowledged. */
+  private finishedUpTo: number;
+  /** The `after` the current socket authenticated with. */
+  private sentAfter = 0;
+  /** The current socket got `ready`. */
+  private authed = false;
+  /** Ids received on the current socket and not yet acknowledged (or rejected and confirmed). */
   private readonly open = new Set<number>();
   private readonly options: RelayClientOptions;
 
   constructor(options: RelayClientOptions) {
     this.options = options;
+    this.finishedUpTo = options.journal?.cursor ?? 0;
   }
 
   start(): void {
@@ -49,12 +74,34 @@ export class RelayClient {
     this.connect();
   }
 
-  /** Marks a message finished: tells the relay, and moves the resume cursor past it when it can. */
+  /** The resume cursor: every id up to here is finished. */
+  get cursor(): number {
+    return this.finishedUpTo;
+  }
+
+  /**
+   * Marks a message finished: journals it (on disk before the relay hears of it), tells the relay, and
+   * moves the resume cursor past it when nothing below it is still open.
+   */
   ack(id: number): void {
     this.open.delete(id);
+    this.advance(id);
+    this.options.journal?.finish(id, this.finishedUpTo);
+    this.sendFinished({ type: "ack", id });
+  }
+
+  /**
+   * Hands a message to the relay's dead shelf. It stays open (the cursor does not pass it) until the
+   * relay confirms with `rejected`: a lost reject must leave the message queued there, not acknowledged
+   * by the next connection's `after`. Not journalled: posting it again only repeats the refusal.
+   */
+  reject(id: number, info: RejectInfo): void {
+    this.sendFinished({ type: "reject", id, reason: info.reason, status: info.status, attempts: info.attempts });
+  }
+
+  private advance(id: number): void {
     const lowestOpen = Math.min(...this.open);
     this.finishedUpTo = Math.max(this.finishedUpTo, Number.isFinite(lowestOpen) ? Math.min(id, lowestOpen - 1) : id);
-    this.send({ type: "ack", id });
   }
 
   async close(): Promise<void> {
@@ -88,12 +135,22 @@ export class RelayClient {
     if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(frame));
   }
 
+  /**
+   * Acks and rejects go only over an authenticated socket (before `ready` the relay would take them
+   * for a missing auth). One that cannot be sent is not lost: the relay sends the message again, and
+   * the journal (ack) or the gateway's same refusal (reject) finishes it again.
+   */
+  private sendFinished(frame: object): void {
+    if (this.authed) this.send(frame);
+  }
+
   private connect(): void {
     const { relayUrl, identity, logger } = this.options;
     const url = connectUrl(relayUrl, identity.agentId);
     this.setState("connecting", {});
     const socket = new WebSocket(url, { handshakeTimeout: DEFAULTS.connectTimeoutMs });
     this.socket = socket;
+    this.authed = false;
     this.open.clear();
     this.lastFrameAt = Date.now();
     let authError: string | undefined;
@@ -107,24 +164,50 @@ export class RelayClient {
         return;
       }
       if (frame.type === "challenge") {
+        // Ids only mean something within one life of the inbox: a cursor from another would delete
+        // (or skip) messages this agent never saw.
+        if (typeof frame.epoch === "string" && this.options.journal?.adopt(frame.epoch)) {
+          logger.warn("relay inbox is a new one: the delivery journal starts afresh", { epoch: frame.epoch, previous_cursor: this.finishedUpTo });
+          this.finishedUpTo = 0;
+        }
         const signature = toBase64(identity.sign(connectSigningInput(identity.agentId, frame.nonce)));
-        this.send({ type: "auth", key: identity.publicKey, signature, after: this.finishedUpTo, window: this.options.window ?? DEFAULTS.window });
+        this.sentAfter = this.finishedUpTo;
+        this.send({ type: "auth", key: identity.publicKey, signature, after: this.sentAfter, window: this.options.window ?? DEFAULTS.window });
       } else if (frame.type === "ready") {
         this.attempt = 0;
+        this.authed = true;
+        // Ids only grow on an inbox; a relay that resumes below our cursor lost its state (a wiped
+        // local relay, a new deployment): what we remember refers to other messages. Start over.
+        if (frame.after < this.sentAfter) {
+          logger.warn("relay inbox state is new: forgetting the delivery journal", { our_cursor: this.sentAfter, relay_last_id: frame.last_id });
+          this.finishedUpTo = frame.after;
+          this.options.journal?.reset(frame.after);
+        }
         this.startHeartbeat(socket);
         logger.info("relay connected", { url, after: frame.after, backlog: frame.backlog });
         this.setState("connected", { backlog: frame.backlog });
       } else if (frame.type === "message") {
         if (frame.id <= this.finishedUpTo || this.open.has(frame.id)) return;
+        if (this.options.journal?.has(frame.id)) {
+          // Finished before a crash or a lost ack: the gateway has it. Acknowledge, never post again.
+          logger.info("already delivered; acknowledging again", { id: frame.id });
+          this.sendFinished({ type: "ack", id: frame.id });
+          return;
+        }
         this.open.add(frame.id);
         this.options.onMessage(frame);
+      } else if (frame.type === "rejected") {
+        if (!this.open.delete(frame.id)) return;
+        this.advance(frame.id);
       } else if (frame.type === "error") {
-        authError = `${frame.code}: ${frame.message}`;
+        if (frame.id !== undefined) logger.warn("relay ignored a frame", { id: frame.id, code: frame.code, error: frame.message });
+        else authError = `${frame.code}: ${frame.message}`;
       }
     });
 
     socket.on("close", (code, reason) => {
       if (this.socket !== socket) return;
+      this.authed = false;
       this.stopHeartbeat();
       this.socket = null;
       this.options.onDisconnect?.();

@@ -48,6 +48,11 @@ export function settingsPath(env: Environment): string {
   return join(settingsHome(env), "agent.json");
 }
 
+/** The delivery journal beside the settings (finished ids and the resume cursor). */
+export function journalPath(home: string): string {
+  return join(home, "delivery-journal.log");
+}
+
 export function loadSettings(path: string): AgentSettings {
   if (!existsSync(path)) throw new AgentError("no_settings", `no settings at ${path}; run \`clawrelay init --relay <url>\` first`);
   let value: unknown;

@@ -19,13 +19,27 @@ export const CLOSE_CODES = {
 export const AUTH_DEADLINE_MS = 5000;
 export const DEFAULT_WINDOW = 16;
 export const MAX_WINDOW = 256;
+/** A reject frame's reason is cut to this many characters (it is shown to a person, not parsed). */
+export const REJECT_REASON_MAX = 1000;
 
 export type ServerFrame =
-  | { type: "challenge"; agent_id: string; nonce: string }
-  | { type: "ready"; after: number; backlog: number; window: number }
+  /**
+   * `epoch` names this life of the inbox (it changes only if the inbox is created anew, e.g. a wiped
+   * relay): a client's cursor from another epoch refers to other messages and must not be sent.
+   */
+  | { type: "challenge"; agent_id: string; nonce: string; epoch: string }
+  /**
+   * `backlog`: messages waiting to be delivered (queued, including those about to be sent here);
+   * `dead`: messages on the dead-letter shelf; `last_id`: the newest id the inbox ever handed out.
+   * A client whose cursor is above `last_id` is talking to an inbox whose state was wiped.
+   */
+  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number }
   | DeliveryFrame
+  /** Message `id` is on the dead-letter shelf, as a reject frame asked: the client may move its cursor past it. */
+  | { type: "rejected"; id: number }
   | { type: "pong" }
-  | { type: "error"; code: string; message: string };
+  /** Sent before a close, or alone (with `id`) when an ack or reject named a message not sent here. */
+  | { type: "error"; code: string; message: string; id?: number };
 
 export interface DeliveryFrame {
   type: "message";
@@ -43,11 +57,36 @@ export interface DeliveryFrame {
 
 export type ClientFrame =
   | { type: "auth"; key: string; signature: string; after?: number; window?: number }
+  /** The gateway accepted message `id` (or the agent consumed it): the relay deletes it. */
   | { type: "ack"; id: number }
+  /**
+   * The gateway refused message `id` for its content (400, 413, an unmapped sub-path…): the relay
+   * moves it to the dead-letter shelf with this reason, and its window slot is free again.
+   */
+  | RejectFrame
   | { type: "ping" };
+
+export interface RejectFrame {
+  type: "reject";
+  id: number;
+  /** What a person should do about it, e.g. which hooks.mappings entry to add. */
+  reason: string;
+  /** The gateway's last HTTP status (0 when it could not be reached). */
+  status?: number;
+  /** How many times the agent posted it. */
+  attempts?: number;
+}
 
 function isNonNegativeInteger(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+}
+
+/** At most `max` UTF-16 units, never ending in half a surrogate pair (which would store as U+FFFD). */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
 }
 
 /** Parses a client frame; null when it is not one of the documented shapes. */
@@ -68,6 +107,15 @@ export function parseClientFrame(text: string): ClientFrame | null {
       return frame as ClientFrame;
     case "ack":
       return isNonNegativeInteger(frame.id) ? { type: "ack", id: frame.id } : null;
+    case "reject": {
+      if (!isNonNegativeInteger(frame.id) || typeof frame.reason !== "string" || frame.reason.trim() === "") return null;
+      if (frame.status !== undefined && !(isNonNegativeInteger(frame.status) && frame.status < 1000)) return null;
+      if (frame.attempts !== undefined && !isNonNegativeInteger(frame.attempts)) return null;
+      const reject: RejectFrame = { type: "reject", id: frame.id, reason: cutText(frame.reason, REJECT_REASON_MAX) };
+      if (frame.status !== undefined) reject.status = frame.status;
+      if (frame.attempts !== undefined) reject.attempts = frame.attempts;
+      return reject;
+    }
     case "ping":
       return { type: "ping" };
     default:

@@ -9,3 +9,4 @@ export * from "./verify-envelope.ts";
 export * from "./signed-request.ts";
 export * from "./frames.ts";
 export * from "./limits.ts";
+export * from "./queue-item.ts";

@@ -1,14 +1,18 @@
 // Defaults an inbox starts with and the ceilings a claim may raise them to.
-// The SQLite row limit in Durable Objects is 2 MB (cloudflare.md), so one body stays below it.
+// One SQLite row in a Durable Object holds at most 2 MB, so one body stays below that ceiling; the
+// default body limit is the OpenClaw gateway's own fixed hook limit (256 KiB), so a sender whose body
+// the gateway would refuse hears it at once (413) instead of the message dying later.
 
 export const DEFAULT_HUB_URL = "https://agentgram.chat";
 
 export const INBOX_DEFAULTS = {
-  maxBodyBytes: 1024 * 1024,
+  maxBodyBytes: 256 * 1024,
   maxQueueMessages: 10_000,
   maxQueueBytes: 256 * 1024 * 1024,
   ratePerMinute: 20,
   hookTtlSec: 7 * 24 * 3600,
+  /** How long a dead message stays on the shelf for a person to replay or drop it. */
+  deadTtlSec: 7 * 24 * 3600,
 } as const;
 
 export const INBOX_CEILINGS = {
@@ -17,7 +21,11 @@ export const INBOX_CEILINGS = {
   maxQueueBytes: 8 * 1024 * 1024 * 1024,
   ratePerMinute: 10_000,
   hookTtlSec: 30 * 24 * 3600,
+  deadTtlSec: 30 * 24 * 3600,
 } as const;
+
+/** The OpenClaw gateway refuses hook bodies above this (fixed in current gateways). */
+export const GATEWAY_HOOK_BODY_LIMIT = 256 * 1024;
 
 /** Dedup records outlive their messages: at least max(TTL, 24 h) (the hub's window for repeats). */
 export const MIN_DEDUP_RETENTION_SEC = 24 * 3600;

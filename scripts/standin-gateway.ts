@@ -1,6 +1,10 @@
 // A stand-in OpenClaw gateway: a real node:http server that behaves like the gateway's hooks
-// endpoint (openclaw.md): token check (401), hooks.path and mappings (404), Idempotency-Key replay
-// within 5 minutes, and answers a test can script (fail the next N requests with a status).
+// endpoint, in the gateway's order: token check (401), its fixed 256 KiB body limit (413),
+// hooks.path and mappings (404), the built-in /wake and /agent's body checks (400: a string `text` /
+// `message`; mapped sub-paths take any body), Idempotency-Key replay within a window (5 minutes, or
+// `replayWindowMs`; 0 is a gateway whose memory is gone). Tests can script answers (fail the next N
+// requests), slow accepted runs, and refuse chosen hooks. Only accepted runs land in `received`;
+// every answer, refusals included, lands in `requests`.
 // Used by `npm start` when no real gateway is configured, and by the end-to-end tests.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
@@ -37,6 +41,10 @@ export interface StandinGateway {
   /** Accepted runs are answered this much later (a gateway still busy admitting the run). */
   answerDelayMs: number;
   onReceive?: (hook: ReceivedHook) => void;
+  /** Asked about each otherwise-acceptable hook before it is recorded: a status refuses it. */
+  refuse?: (hook: ReceivedHook) => number | null;
+  /** Forget every remembered Idempotency-Key (the gateway restarted). */
+  forgetKeys(): void;
   close(): Promise<void>;
 }
 
@@ -49,9 +57,29 @@ export interface StandinGatewayOptions {
   chatCompletions?: boolean;
   /** gateway.auth.token for /v1/chat/completions. */
   authToken?: string;
+  /** How long an Idempotency-Key is remembered; 0 forgets at once. */
+  replayWindowMs?: number;
 }
 
 const REPLAY_WINDOW_MS = 5 * 60_000;
+/** The gateway's hooks body limit, fixed there too. */
+const MAX_HOOK_BODY_BYTES = 256 * 1024;
+/** The JSON field each built-in route needs. */
+const BUILT_IN_FIELD: Record<string, string> = { wake: "text", agent: "message" };
+
+// The built-in routes take their field as a string, trimmed; a blank one counts as missing. They are
+// matched before hooks.mappings, so a mapping cannot loosen them.
+function builtInBodyError(subpath: string, body: Buffer): string | null {
+  const field = BUILT_IN_FIELD[subpath];
+  if (field === undefined) return null;
+  let value: unknown;
+  try {
+    value = (JSON.parse(body.toString("utf8")) as Record<string, unknown> | null)?.[field];
+  } catch {
+    value = undefined;
+  }
+  return typeof value === "string" && value.trim() !== "" ? null : `${field} required`;
+}
 
 function bearer(headers: IncomingHttpHeaders): string | undefined {
   const auth = headers.authorization;
@@ -66,6 +94,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
   const mappings = new Set(options.mappings ?? ["agentgram_inbox/agent", "agentgram_inbox/wake"]);
   const scripted: ScriptedAnswer[] = [];
   const seen = new Map<string, { at: number; status: number; body: string }>();
+  const replayWindowMs = options.replayWindowMs ?? REPLAY_WINDOW_MS;
   let runs = 0;
 
   const gateway: StandinGateway = {
@@ -78,6 +107,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
     conversations: new Map(),
     script: (...answers) => scripted.push(...answers),
     answerDelayMs: 0,
+    forgetKeys: () => seen.clear(),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 
@@ -97,11 +127,18 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
   }
 
   const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://gateway");
+    const underHooks = url.pathname === hooksPath || url.pathname.startsWith(hooksPath + "/");
+    const subpath = underHooks ? url.pathname.slice(hooksPath.length + 1).replace(/\/+$/, "") : "";
+    // Read a hook to the end even past the limit, so the client gets its 413 rather than a reset
+    // socket, but keep only what the limit needs to be seen.
     const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      if (!underHooks || size <= MAX_HOOK_BODY_BYTES) chunks.push(chunk);
+      size += chunk.length;
+    });
     req.on("end", () => {
-      const url = new URL(req.url ?? "/", "http://gateway");
-      const subpath = url.pathname.startsWith(hooksPath + "/") ? url.pathname.slice(hooksPath.length + 1).replace(/\/+$/, "") : "";
       const idempotencyKey = (req.headers["idempotency-key"] as string | undefined) ?? null;
       const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
         gateway.requests.push({ subpath, status, idempotencyKey, at: Date.now() });
@@ -115,17 +152,25 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       }
       if (req.method !== "POST") return answer(405, "Method Not Allowed");
       if (url.pathname === "/v1/chat/completions") return chat(Buffer.concat(chunks), req.headers, answer);
+      // Outside hooks.path the hooks handler never sees the request, so no token is asked for.
+      if (!underHooks) return answer(404, "Not Found");
       if (bearer(req.headers) !== token) return answer(401, "Unauthorized");
-      if (!subpath || (!mappings.has(subpath) && subpath !== "agent" && subpath !== "wake")) return answer(404, "Not Found");
+      if (size > MAX_HOOK_BODY_BYTES) return answer(413, JSON.stringify({ ok: false, error: "payload too large" }));
+      if (!subpath || (!mappings.has(subpath) && BUILT_IN_FIELD[subpath] === undefined)) return answer(404, "Not Found");
+      const body = Buffer.concat(chunks);
+      const invalid = builtInBodyError(subpath, body);
+      if (invalid) return answer(400, JSON.stringify({ ok: false, error: invalid }));
       const previous = idempotencyKey ? seen.get(idempotencyKey) : undefined;
-      if (previous && Date.now() - previous.at < REPLAY_WINDOW_MS) return answer(previous.status, previous.body);
-      const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body: Buffer.concat(chunks), idempotencyKey, at: Date.now() };
+      if (previous && Date.now() - previous.at < replayWindowMs) return answer(previous.status, previous.body);
+      const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body, idempotencyKey, at: Date.now() };
+      const refusal = gateway.refuse?.(hook) ?? null;
+      if (refusal !== null) return answer(refusal, JSON.stringify({ ok: false, error: "refused by test" }));
       gateway.received.push(hook);
       gateway.onReceive?.(hook);
-      const body = JSON.stringify({ ok: true, runId: `run-${++runs}` });
-      if (idempotencyKey) seen.set(idempotencyKey, { at: Date.now(), status: 200, body });
-      if (gateway.answerDelayMs > 0) setTimeout(() => answer(200, body), gateway.answerDelayMs);
-      else answer(200, body);
+      const accepted = JSON.stringify({ ok: true, runId: `run-${++runs}` });
+      if (idempotencyKey) seen.set(idempotencyKey, { at: Date.now(), status: 200, body: accepted });
+      if (gateway.answerDelayMs > 0) setTimeout(() => answer(200, accepted), gateway.answerDelayMs);
+      else answer(200, accepted);
     });
   });
   await new Promise<void>((resolve, reject) => {

@@ -10,7 +10,7 @@ import { cardPath } from "../local-agent/card-file.ts";
 import { runInit } from "../local-agent/init.ts";
 import { createLogger } from "../local-agent/logger.ts";
 import { loadGatewaySettings } from "../local-agent/openclaw-config.ts";
-import { saveSettings } from "../local-agent/settings.ts";
+import { journalPath, saveSettings } from "../local-agent/settings.ts";
 import { REPO_ROOT, bundleWorker, startRelayMiniflare } from "./local-workerd.ts";
 import { startStandinGateway } from "./standin-gateway.ts";
 import type { StandinGateway } from "./standin-gateway.ts";
@@ -58,7 +58,7 @@ saveSettings(settingsPath, settings);
 const card = cardPath(join(DEV_DIR, "home"));
 if (!existsSync(card)) await copyFile(join(REPO_ROOT, "examples", "card.json"), card);
 
-const agent = await startAgent({ settings, env, logger: createLogger(), runDir: join(DEV_DIR, "home"), cardFile: card });
+const agent = await startAgent({ settings, env, logger: createLogger(), runDir: join(DEV_DIR, "home"), cardFile: card, journalFile: journalPath(join(DEV_DIR, "home")) });
 const home = relative(process.cwd(), join(DEV_DIR, "home")) || ".";
 
 say("");

@@ -1,12 +1,15 @@
-// What the inbox's alarm does. Alarms are at-least-once (cloudflare.md), so every step is idempotent:
-// deleting what has expired, closing sockets that never authenticated, retrying queued receipts.
-import { CLOSE_CODES, isAgentId } from "../protocol/index.ts";
+// What the inbox's alarm does. Alarms are at-least-once, so every step is idempotent: shelving queued
+// messages whose TTL ended (and telling their senders), deleting dead ones past the shelf's TTL,
+// closing sockets that never authenticated, retrying queued receipts.
+import { CLOSE_CODES, INBOX_DEFAULTS, isAgentId } from "../protocol/index.ts";
+import { deadTtlSec } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub-client.ts";
 import type { Inbox } from "./inbox.ts";
 import { signTtlExpired } from "./receipts.ts";
 import { closeSocket, send, stateOf } from "./socket-session.ts";
 
 const MAX_RETRY_DELAY_MS = 60_000;
+const IN_FLIGHT_RECHECK_MS = 30_000;
 
 /** The hub's own schedule for webhook retries: 1, 2, 4 … 60 s. */
 export function retryDelayMs(attempts: number): number {
@@ -29,8 +32,9 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
     }
   }
 
-  const expired = inbox.store.expireMessages(nowMs);
   const config = inbox.config;
+  const keepDeadUntil = nowMs + (config ? deadTtlSec(config) : INBOX_DEFAULTS.deadTtlSec) * 1000;
+  const expired = inbox.store.expireMessages(nowMs, keepDeadUntil, inbox.inFlight());
   if (config) {
     for (const message of expired) {
       // The sender learns its message was never collected, as the hub would tell it (TTL_EXPIRED).
@@ -61,7 +65,8 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
     }
   }
 
+  // Still due after this run means an expired message is in the agent's hands: look again later.
   const stored = inbox.store.nextDueAt();
-  if (stored !== null) consider(stored);
+  if (stored !== null) consider(stored <= nowMs ? nowMs + IN_FLIGHT_RECHECK_MS : stored);
   return next;
 }

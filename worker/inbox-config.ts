@@ -31,6 +31,8 @@ export interface InboxLimits {
   max_queue_messages: number;
   max_queue_bytes: number;
   hook_ttl_sec: number;
+  /** How long the dead-letter shelf keeps a message (inboxes claimed before it existed lack it). */
+  dead_ttl_sec?: number;
 }
 
 export interface InboxConfig {
@@ -144,11 +146,14 @@ export function applyClaim(input: ClaimInput): InboxConfig {
 
   const limitsIn = isRecord(body.limits) ? body.limits : body.limits === undefined ? {} : null;
   if (!limitsIn) throw bad("limits must be an object");
-  const prev = existing?.limits ?? {
+  // Defaults first, so a limit added after an inbox was claimed (dead_ttl_sec) gets its default.
+  const prev: Required<InboxLimits> = {
     max_body_bytes: INBOX_DEFAULTS.maxBodyBytes,
     max_queue_messages: INBOX_DEFAULTS.maxQueueMessages,
     max_queue_bytes: INBOX_DEFAULTS.maxQueueBytes,
     hook_ttl_sec: INBOX_DEFAULTS.hookTtlSec,
+    dead_ttl_sec: INBOX_DEFAULTS.deadTtlSec,
+    ...existing?.limits,
   };
   const limit = (name: keyof InboxLimits, ceiling: number) =>
     limitsIn[name] === undefined ? prev[name] : integerIn(limitsIn[name], `limits.${name}`, 1, ceiling);
@@ -157,6 +162,7 @@ export function applyClaim(input: ClaimInput): InboxConfig {
     max_queue_messages: limit("max_queue_messages", INBOX_CEILINGS.maxQueueMessages),
     max_queue_bytes: limit("max_queue_bytes", INBOX_CEILINGS.maxQueueBytes),
     hook_ttl_sec: limit("hook_ttl_sec", INBOX_CEILINGS.hookTtlSec),
+    dead_ttl_sec: limit("dead_ttl_sec", INBOX_CEILINGS.deadTtlSec),
   };
 
   const webhook_token_hash = input.webhookTokenHash ?? existing?.webhook_token_hash;
@@ -180,6 +186,10 @@ export function applyClaim(input: ClaimInput): InboxConfig {
   };
 }
 
+export function deadTtlSec(config: InboxConfig): number {
+  return config.limits.dead_ttl_sec ?? INBOX_DEFAULTS.deadTtlSec;
+}
+
 /** The config as the owner may see it: no secrets (token hash, receipt seed). */
 export function publicView(config: InboxConfig) {
   return {
@@ -189,7 +199,7 @@ export function publicView(config: InboxConfig) {
     hub_url: config.hub_url,
     policy: config.policy,
     rate_per_minute: config.rate_per_minute,
-    limits: config.limits,
+    limits: { ...config.limits, dead_ttl_sec: deadTtlSec(config) },
     claimed_at: config.claimed_at,
     updated_at: config.updated_at,
   };

@@ -14,7 +14,9 @@ import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import type { Inbox } from "./inbox.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "./intake.ts";
 import { parseJsonBody, readBodyCapped } from "./request-body.ts";
+import { queryInteger } from "./query-params.ts";
 import { verifySignedRequest } from "./request-auth.ts";
+import { queueRoutes } from "./queue-routes.ts";
 import { openSession } from "./socket-session.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./webhook-token.ts";
 
@@ -24,13 +26,6 @@ function inboxUrls(request: Request, agentId: string) {
   const base = `${new URL(request.url).origin}/inbox/${agentId}`;
   const ws = base.replace(/^http/, "ws");
   return { inbox: base, hooks: `${base}/hooks`, envelopes: `${base}/envelopes`, connect: `${ws}/connect`, messages: `${base}/messages` };
-}
-
-function queryInteger(value: string | undefined, name: string, min: number, max: number, fallback: number): number {
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new RelayError(400, "invalid_query", `${name} must be an integer from ${min} to ${max}`);
-  return n;
 }
 
 export function inboxRouter(inbox: Inbox): Hono {
@@ -117,7 +112,7 @@ export function inboxRouter(inbox: Inbox): Hono {
     const config = inbox.requireConfig();
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     inbox.acceptSocket(server);
-    await inbox.ensureAlarm(openSession(server, config.agent_id, Date.now()));
+    await inbox.ensureAlarm(openSession(server, config, Date.now()));
     return new Response(null, { status: 101, webSocket: client });
   });
 
@@ -143,14 +138,17 @@ export function inboxRouter(inbox: Inbox): Hono {
       rows = inbox.store.messagesAfter(after, limit + 1);
     }
     const messages = rows.slice(0, limit).map(deliveryFrame);
+    const summary = inbox.store.summary(inbox.inFlight());
     return c.json({
       messages,
       count: messages.length,
       has_more: rows.length > limit,
       next_after: messages.length > 0 ? messages[messages.length - 1]!.id : after,
-      backlog: inbox.store.queueStats().count,
+      backlog: summary.queued + summary.sent,
+      dead: summary.dead,
     });
   });
 
+  app.route("/", queueRoutes(inbox));
   return app;
 }

@@ -15,15 +15,34 @@ export interface StoredMessage {
   sender: string | null;
   msg_id: string | null;
   env_type: string | null;
+  state: "queued" | "dead";
+  attempts: number;
+  reason: string | null;
+  last_status: number | null;
+  dead_at: number | null;
+  replay_of: number | null;
 }
 
-export type NewMessage = Omit<StoredMessage, "seq" | "body" | "size"> & { body: Uint8Array };
+export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "received_at" | "expires_at" | "sender" | "msg_id" | "env_type"> & {
+  body: Uint8Array;
+};
 
-export interface ExpiredMessage {
-  seq: number;
-  sender: string | null;
-  msg_id: string | null;
-  env_type: string | null;
+/** A stored message without its body (listings). */
+export type MessageMeta = Omit<StoredMessage, "body">;
+
+/** Messages in flight on the connected agent's socket: ids in (from, upTo] that are still queued. */
+export interface InFlight {
+  from: number;
+  upTo: number;
+}
+
+export interface DeadLetter {
+  reason: string;
+  status: number | null;
+  attempts: number;
+  nowMs: number;
+  /** When the shelf lets go of it (now + limits.dead_ttl_sec). */
+  keepUntil: number;
 }
 
 export interface OutboxItem {
@@ -96,6 +115,7 @@ export class InboxStore {
 
   // --- queue --------------------------------------------------------------------------------
 
+  /** Everything stored (queued and dead: both count against the inbox's capacity). */
   queueStats(): { count: number; bytes: number; lastSeq: number } {
     return { count: this.count, bytes: this.bytes, lastSeq: this.maxSeq };
   }
@@ -114,37 +134,119 @@ export class InboxStore {
     return seq;
   }
 
+  /** Queued messages after `after`, in id order (what a consumer is sent next). */
   messagesAfter(after: number, limit: number): StoredMessage[] {
-    return this.exec(`SELECT * FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit) as unknown as StoredMessage[];
+    return this.exec(`SELECT * FROM messages WHERE seq > ? AND state = 'queued' ORDER BY seq LIMIT ?`, after, limit) as unknown as StoredMessage[];
   }
 
-  countUpTo(seq: number): number {
-    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq <= ?`, seq).n);
+  countQueuedUpTo(seq: number): number {
+    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq <= ? AND state = 'queued'`, seq).n);
   }
 
-  /** Deletes acknowledged messages: one id, or every id up to and including `upTo`. */
-  acknowledge(range: { id: number } | { upTo: number }): number {
+  find(seq: number): StoredMessage | null {
+    return (this.exec(`SELECT * FROM messages WHERE seq = ?`, seq)[0] as unknown as StoredMessage | undefined) ?? null;
+  }
+
+  /** Messages of any state after `after`, without bodies; `state` filters. */
+  list(after: number, limit: number, state?: "queued" | "dead"): MessageMeta[] {
+    const columns = `seq, kind, subpath, content_type, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of`;
+    const rows = state
+      ? this.exec(`SELECT ${columns} FROM messages WHERE seq > ? AND state = ? ORDER BY seq LIMIT ?`, after, state, limit)
+      : this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit);
+    return rows as unknown as MessageMeta[];
+  }
+
+  /** Counts by state and the oldest waiting message (one aggregate read, no writes). */
+  summary(inFlight: InFlight | null): { queued: number; sent: number; dead: number; oldestWaitingAt: number | null } {
+    const row = this.one(
+      `SELECT
+         coalesce(sum(state = 'queued'), 0) AS queued,
+         coalesce(sum(state = 'dead'), 0) AS dead,
+         coalesce(sum(state = 'queued' AND seq > ? AND seq <= ?), 0) AS sent,
+         min(CASE WHEN state = 'queued' THEN received_at END) AS oldest
+       FROM messages`,
+      inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+    );
+    const sent = Number(row.sent);
+    return { queued: Number(row.queued) - sent, sent, dead: Number(row.dead), oldestWaitingAt: row.oldest === null ? null : Number(row.oldest) };
+  }
+
+  /**
+   * Deletes acknowledged (queued) messages: one id in flight on a socket (0 when it is not), or every
+   * id up to and including `upTo` (a consumer's cursor). Dead ones stay.
+   */
+  acknowledge(range: { id: number; inFlight: InFlight } | { upTo: number }): number {
     const rows =
       "id" in range
-        ? this.exec(`DELETE FROM messages WHERE seq = ? RETURNING size`, range.id)
-        : this.exec(`DELETE FROM messages WHERE seq <= ? RETURNING size`, range.upTo);
+        ? this.exec(
+            `DELETE FROM messages WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq, size`,
+            range.id, range.inFlight.from, range.inFlight.upTo,
+          )
+        : this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' RETURNING seq, size`, range.upTo);
     this.forget(rows);
     return rows.length;
   }
 
-  expireMessages(nowMs: number): ExpiredMessage[] {
-    const rows = this.exec(`DELETE FROM messages WHERE expires_at <= ? RETURNING seq, size, sender, msg_id, env_type`, nowMs);
+  /** Moves a message in flight on a socket to the dead shelf; false when it is not queued and in flight there. */
+  markDead(seq: number, dead: DeadLetter, inFlight: InFlight): boolean {
+    const rows = this.exec(
+      `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = ?, dead_at = ?, expires_at = ?
+       WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq`,
+      dead.reason, dead.status, dead.attempts, dead.nowMs, dead.keepUntil, seq, inFlight.from, inFlight.upTo,
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Puts a dead message back in the queue under a new id (the old one is kept as replay_of), so every
+   * consumer's cursor stays valid and the gateway sees a fresh Idempotency-Key. Null when not dead.
+   */
+  replay(seq: number, expiresAt: number): number | null {
+    const next = this.maxSeq + 1;
+    const rows = this.exec(
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, attempts, replay_of)
+       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, attempts, seq
+       FROM messages WHERE seq = ? AND state = 'dead' RETURNING seq`,
+      next, expiresAt, seq,
+    );
+    if (rows.length === 0) return null;
+    this.maxSeq = next;
+    this.exec(`DELETE FROM messages WHERE seq = ?`, seq);
+    return next;
+  }
+
+  /** Deletes one message in any state (a person's decision); its state, or null when there is none. */
+  drop(seq: number): "queued" | "dead" | null {
+    const rows = this.exec(`DELETE FROM messages WHERE seq = ? RETURNING seq, size, state`, seq);
     this.forget(rows);
-    return rows as unknown as ExpiredMessage[];
+    return (rows[0]?.state as "queued" | "dead" | undefined) ?? null;
+  }
+
+  /**
+   * Queued messages whose TTL ended move to the dead shelf (reason ttl_expired) and are returned, so
+   * the sender can be told; a message in the agent's hands is left to it. Dead messages past the
+   * shelf's TTL are deleted: the end of the line, documented, never silent before it.
+   */
+  expireMessages(nowMs: number, keepDeadUntil: number, inFlight: InFlight | null): Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[] {
+    this.forget(this.exec(`DELETE FROM messages WHERE state = 'dead' AND expires_at <= ? RETURNING seq, size`, nowMs));
+    const rows = this.exec(
+      `UPDATE messages SET state = 'dead', dead_at = ?, expires_at = ?,
+         reason = 'ttl_expired: not delivered before its TTL ended (was the local agent offline?); replay it to deliver it now'
+       WHERE state = 'queued' AND expires_at <= ? AND NOT (seq > ? AND seq <= ?)
+       RETURNING seq, sender, msg_id, env_type`,
+      nowMs, keepDeadUntil, nowMs, inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+    );
+    return rows as unknown as Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[];
   }
 
   private forget(deleted: Row[]): void {
     if (deleted.length === 0) return;
     this.count -= deleted.length;
     for (const row of deleted) this.bytes -= Number(row.size);
-    // Ids must never be reused, or a client's resume cursor would skip new messages. SQLite picks
-    // max(rowid)+1, so an emptied table would restart at 1: remember the floor, once per drain.
-    if (this.count === 0) {
+    // Ids must never be reused, or a consumer's resume cursor (and the agent's delivery journal) would
+    // skip new messages. SQLite picks max(rowid)+1, so deleting the newest row would hand its id out
+    // again after a restart: remember the floor whenever the newest row goes.
+    if (deleted.some((row) => Number(row.seq) === this.maxSeq)) {
       this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_floor', ?)`, String(this.maxSeq));
     }
   }

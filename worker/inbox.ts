@@ -18,6 +18,7 @@ import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
+import type { InFlight } from "./inbox-store.ts";
 import { assertCapacity, storeEnvelope } from "./intake.ts";
 import type { IntakeContext } from "./intake.ts";
 import { KeyResolver } from "./key-resolver.ts";
@@ -25,7 +26,7 @@ import { runHousekeeping } from "./housekeeping.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { receiptSigner } from "./receipts.ts";
 import type { Signer } from "./receipts.ts";
-import { authenticate, beginDelivery, closeSocket, pump, send, stateOf } from "./socket-session.ts";
+import { acknowledge, authenticate, beginDelivery, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./socket-session.ts";
 
 export type SiblingResult = "stored" | "no_inbox" | "full";
 
@@ -61,6 +62,11 @@ export class Inbox extends DurableObject<Env> {
   /** Sockets of this inbox (the runtime keeps them across hibernation). */
   sockets(): WebSocket[] {
     return this.ctx.getWebSockets();
+  }
+
+  /** What the connected agent holds unacknowledged right now (null when none is connected). */
+  inFlight(): InFlight | null {
+    return inFlightOf(this.sockets());
   }
 
   acceptSocket(ws: WebSocket): void {
@@ -203,7 +209,7 @@ export class Inbox extends DurableObject<Env> {
       const frame = typeof data === "string" ? parseClientFrame(data) : null;
       const state = stateOf(ws);
       if (!frame || !state) {
-        send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack or ping (README, WebSocket protocol)" });
+        send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject or ping (README, WebSocket protocol)" });
         return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
       }
       if (frame.type === "ping") {
@@ -217,8 +223,10 @@ export class Inbox extends DurableObject<Env> {
         }
         const config = this.config;
         if (!config || !(await authenticate(ws, state, frame, config))) return;
-        const lastSeq = this.store.queueStats().lastSeq;
-        const after = Math.min(frame.after ?? 0, lastSeq);
+        // Ids only grow, so a cursor beyond the newest id ever handed out comes from another life of
+        // this inbox (its storage was wiped): it acknowledges nothing, and `ready` says so with after 0.
+        const requested = frame.after ?? 0;
+        const after = requested <= this.store.queueStats().lastSeq ? requested : 0;
         if (after > 0) this.store.acknowledge({ upTo: after });
         // Newest connection wins: a restarting agent's new process replaces its old socket, whose
         // unacknowledged messages are sent again on the new one.
@@ -230,9 +238,11 @@ export class Inbox extends DurableObject<Env> {
         }
         return beginDelivery(ws, this.store, after, frame.window);
       }
-      if (frame.type === "ack") {
-        this.store.acknowledge({ id: frame.id });
-        return pump(ws, this.store);
+      if (frame.type === "ack") return acknowledge(ws, this.store, frame.id);
+      if (frame.type === "reject") {
+        const keepUntil = reject(ws, this.store, this.requireConfig(), frame, Date.now());
+        if (keepUntil !== null) await this.ensureAlarm(keepUntil);
+        return;
       }
       send(ws, { type: "error", code: "bad_frame", message: "already authenticated" });
     } catch (err) {

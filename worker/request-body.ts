@@ -2,7 +2,11 @@
 import { RelayError } from "../protocol/index.ts";
 
 function tooLarge(limit: number): RelayError {
-  return new RelayError(413, "payload_too_large", `the body is larger than this inbox's limit of ${limit} bytes; send less or raise limits.max_body_bytes when claiming the inbox`);
+  return new RelayError(
+    413,
+    "payload_too_large",
+    `the body is larger than this inbox's limit of ${limit} bytes; send less. (The default is the OpenClaw gateway's own 256 KiB hook limit; the inbox's owner can change limits.max_body_bytes in a claim, but the gateway refuses bigger hook bodies)`,
+  );
 }
 
 export async function readBodyCapped(request: Request, limit: number): Promise<Uint8Array> {

@@ -38,6 +38,21 @@ export const MIGRATIONS: readonly string[][] = [
      )`,
     `CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL) WITHOUT ROWID`,
   ],
+  // 2: message states. A row is queued until acknowledged (deleted) or dead (refused by the gateway,
+  // or its TTL ended): dead rows keep their reason until replayed, dropped or past the dead TTL.
+  // The id floor is brought up to date once, since version 1 saved it only when the queue emptied.
+  [
+    `ALTER TABLE messages ADD COLUMN state TEXT NOT NULL DEFAULT 'queued'`,
+    `ALTER TABLE messages ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE messages ADD COLUMN reason TEXT`,
+    `ALTER TABLE messages ADD COLUMN last_status INTEGER`,
+    `ALTER TABLE messages ADD COLUMN dead_at INTEGER`,
+    `ALTER TABLE messages ADD COLUMN replay_of INTEGER`,
+    `INSERT OR REPLACE INTO meta (key, value)
+       SELECT 'seq_floor', CAST(max(m) AS TEXT) FROM (
+         SELECT coalesce(max(seq), 0) AS m FROM messages
+         UNION ALL SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'seq_floor')`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

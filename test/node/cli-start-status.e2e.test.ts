@@ -50,10 +50,12 @@ describe("clawrelay status", () => {
     expect(result.stdout).toContain(`agent     ${home.settings.agent_id} (pid ${run.pid}, local API 127.0.0.1:${run.api_port})`);
     expect(result.stdout).toMatch(new RegExp(`^relay     connected ${fixture.relay().url} since `, "m"));
     expect(result.stdout).toContain(`gateway   127.0.0.1:${gateway.port}/hooks`);
-    expect(result.stdout).toContain("on the relay now 0 (at connect 0)");
+    expect(result.stdout).toContain("inbox     0 queued, 0 sent (in flight), 0 dead");
+    expect(result.stdout).toMatch(/^since start \(.+\): delivered 0, rejected to the dead shelf 0/m);
 
     const json = JSON.parse((await runCli(["status", "--json"], home.env)).stdout) as AgentStatus;
     expect(json).toMatchObject({ agent_id: home.settings.agent_id, relay: { state: "connected", url: fixture.relay().url }, api_port: run.api_port });
+    expect(json).toMatchObject({ relay_queue: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null } });
 
     expect(await running.stop()).toBe(0);
     expect(existsSync(runFile(home))).toBe(false);

@@ -90,7 +90,7 @@ describe("gateway failures", () => {
     expect(new Set(gateway.requests.map((r) => r.idempotencyKey)).size).toBe(1);
   });
 
-  it("sets aside a message the gateway refuses for its content (400/413) and goes on with later ones", async () => {
+  it("rejects a message the gateway refuses for its content (413) to the dead shelf and goes on with later ones", async () => {
     await setUp();
     gateway.script({ status: 413 });
     const refused = await hook('{"big":true}');
@@ -98,7 +98,10 @@ describe("gateway failures", () => {
     agent = await fixture.run(home);
     await waitUntil("the later message", () => gateway.received.length === 1);
     expect(gateway.received[0]!.body.toString()).toBe('{"n":2}');
-    expect(agent.status().delivery.set_aside).toEqual([{ id: refused, reason: expect.stringContaining("413") }]);
-    await waitUntil("only the refused one left on the relay", async () => (await relayQueue()).join() === String(refused));
+    expect(agent.status().delivery.recent_rejections).toEqual([expect.objectContaining({ id: refused, status: 413, attempts: 1, reason: expect.stringContaining("256 KiB") })]);
+    await waitUntil("nothing queued on the relay", async () => (await relayQueue()).length === 0);
+    const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const shown = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/queue/${refused}`);
+    expect(shown.body.message).toMatchObject({ id: refused, state: "dead", last_status: 413, reason: expect.stringContaining("413") });
   });
 });

@@ -1,6 +1,6 @@
 // What each gateway answer means (openclaw.md, "Responses to expect"), and Retry-After parsing.
 import { describe, expect, it } from "vitest";
-import { classifyGatewayResponse, parseRetryAfter } from "../../local-agent/gateway-response.ts";
+import { classifyGatewayResponse, classifyProbe, parseRetryAfter } from "../../local-agent/gateway-response.ts";
 
 const DEFAULT_RETRY = 5_000;
 const kind = (status: number, retryAfter: string | null = null) => classifyGatewayResponse(status, retryAfter, DEFAULT_RETRY).kind;
@@ -14,19 +14,22 @@ describe("classifyGatewayResponse", () => {
     expect(kind(status)).toBe("transient");
   });
 
-  it.each([401, 404])("%i is a config error that points at doctor", (status) => {
-    const outcome = classifyGatewayResponse(status, null, DEFAULT_RETRY, "Unauthorized");
+  it("401 is a config error that blames hooks.token and points at doctor", () => {
+    const outcome = classifyGatewayResponse(401, null, DEFAULT_RETRY, "Unauthorized");
     expect(outcome.kind).toBe("config_error");
     expect(outcome.kind === "config_error" && outcome.reason).toContain("clawrelay doctor");
-    expect(outcome.kind === "config_error" && outcome.reason).toContain(String(status));
+    expect(outcome.kind === "config_error" && outcome.reason).toContain("hooks.token");
   });
 
-  it("401 blames hooks.token, 404 blames hooks/mappings", () => {
-    const r401 = classifyGatewayResponse(401, null, DEFAULT_RETRY);
-    const r404 = classifyGatewayResponse(404, null, DEFAULT_RETRY);
-    expect(r401.kind === "config_error" && r401.reason).toContain("hooks.token");
-    expect(r404.kind === "config_error" && r404.reason).toContain("hooks.mappings");
+  it("regression: 404 alone is not a config error (hooks off and an unmapped sub-path both answer 404): it needs the probe", () => {
+    expect(classifyGatewayResponse(404, null, DEFAULT_RETRY, "Not Found")).toEqual({ kind: "not_found", reason: "gateway answered 404 Not Found" });
   });
+
+  it("413 names the gateway's 256 KiB limit", () => {
+    const outcome = classifyGatewayResponse(413, null, DEFAULT_RETRY);
+    expect(outcome.kind === "content_error" && outcome.reason).toContain("256 KiB");
+  });
+
 
   it.each([400, 413, 405])("%i is a content error carrying the gateway's detail", (status) => {
     const outcome = classifyGatewayResponse(status, null, DEFAULT_RETRY, '{"ok":false,"error":"message required"}');
@@ -77,5 +80,30 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter(null, now)).toBeNull();
     expect(parseRetryAfter("", now)).toBeNull();
     expect(parseRetryAfter("later", now)).toBeNull();
+  });
+});
+
+describe("classifyProbe (POST {hooks.path}/wake with {} after a 404)", () => {
+  const first = "gateway answered 404 Not Found";
+  it("400: hooks on and the token right, so only this sub-path is unmapped: a content error naming the mapping to add", () => {
+    const outcome = classifyProbe(400, "github/push", "/hooks", first);
+    expect(outcome.kind).toBe("content_error");
+    expect(outcome.kind === "content_error" && outcome.reason).toContain('match: { path: "github/push" }');
+    expect(outcome.kind === "content_error" && outcome.reason).toContain("hooks.mappings");
+  });
+
+  it("404: hooks off or the wrong hooks.path, a config error", () => {
+    const outcome = classifyProbe(404, "github/push", "/hooks", first);
+    expect(outcome.kind).toBe("config_error");
+    expect(outcome.kind === "config_error" && outcome.reason).toContain("hooks.enabled");
+  });
+
+  it("401: the token, a config error", () => {
+    const outcome = classifyProbe(401, "github/push", "/hooks", first);
+    expect(outcome.kind === "config_error" && outcome.reason).toContain("hooks.token");
+  });
+
+  it.each([0, 500, 503])("%i: cannot tell yet, retry", (status) => {
+    expect(classifyProbe(status, "github/push", "/hooks", first).kind).toBe("transient");
   });
 });

@@ -1,8 +1,7 @@
 // A half-open connection (the network stops carrying bytes, nobody closes anything) is noticed by the
 // heartbeat deadline, dropped, and replaced by a new connection that delivers what waited meanwhile.
-// The network is a loopback TCP proxy between the agent and the real relay that can freeze its links.
-import { createConnection, createServer } from "node:net";
-import type { Server, Socket } from "node:net";
+// The network is a loopback TCP proxy between the agent and the real relay that can freeze its links
+// (test/support/node/freezable-proxy.ts).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
@@ -11,51 +10,10 @@ import { RelayClient } from "../../local-agent/relay-client.ts";
 import type { ConnectionState } from "../../local-agent/relay-client.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
+import { startProxy } from "../support/node/freezable-proxy.ts";
+import type { FreezableProxy } from "../support/node/freezable-proxy.ts";
 import { makeAgentHome, startRelay, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
-
-interface FreezableProxy {
-  port: number;
-  /** Stops carrying bytes on every open link without closing it. */
-  freeze(): void;
-  close(): Promise<void>;
-}
-
-async function startProxy(targetPort: number): Promise<FreezableProxy> {
-  const links: [Socket, Socket][] = [];
-  const server: Server = createServer((client) => {
-    const upstream = createConnection({ host: "127.0.0.1", port: targetPort });
-    client.pipe(upstream);
-    upstream.pipe(client);
-    const drop = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("error", drop);
-    upstream.on("error", drop);
-    links.push([client, upstream]);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  return {
-    port: typeof address === "object" && address ? address.port : 0,
-    freeze: () => {
-      for (const [client, upstream] of links) {
-        client.unpipe(upstream);
-        upstream.unpipe(client);
-        client.pause();
-        upstream.pause();
-      }
-    },
-    close: async () => {
-      for (const [client, upstream] of links) {
-        client.destroy();
-        upstream.destroy();
-      }
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 let relay: LocalRelay;
 let gateway: StandinGateway;

@@ -20,7 +20,8 @@ describe("claiming an inbox", () => {
     expect(body.webhook_token).toMatch(/^crw_[A-Za-z0-9_-]{43}$/);
     expect(body.config.hub_url).toBe("https://agentgram.chat");
     expect(body.config.rate_per_minute).toBe(20);
-    expect(body.config.limits.max_body_bytes).toBe(1024 * 1024);
+    expect(body.config.limits.max_body_bytes).toBe(256 * 1024);
+    expect(body.config.limits.dead_ttl_sec).toBe(7 * 24 * 3600);
     // Secrets are never echoed: no receipt seed, no token hash.
     expect(JSON.stringify(body.config)).not.toContain(toBase64(agent.receiptSeed));
     expect(JSON.stringify(body.config)).not.toContain("webhook_token_hash");

@@ -1,13 +1,28 @@
-// TTL expiry from the alarm: messages go, TTL_EXPIRED receipts reach senders on this relay, dedup
-// records outlive their messages, and running the alarm twice changes nothing more.
+// TTL expiry from the alarm: messages move to the dead shelf (unless the agent holds them), TTL_EXPIRED
+// receipts reach senders on this relay, dedup records outlive their messages, the shelf lets go after
+// limits.dead_ttl_sec, and running the alarm twice changes nothing more.
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { parsePublicKey, signatureBytes, signingInput, verifyPureJs } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
-import { claimInbox, envelopeFrom, poll, postEnvelope, postHook } from "../support/workerd/agents.ts";
+import { claimInbox, envelopeFrom, errorCode, poll, postEnvelope, postHook, showMessage, signedFetch } from "../support/workerd/agents.ts";
+import type { ClaimedInbox } from "../support/workerd/agents.ts";
+import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
+import { sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const DAY_SEC = 24 * 3600;
+
+afterEach(() => closeAllSockets());
+
+/** Ends message `id`'s TTL now, as if it had waited its whole life. */
+const expireNow = (inbox: ClaimedInbox, id: number) =>
+  runInDurableObject(stubOf(inbox), (_instance, state) => {
+    state.storage.sql.exec(`UPDATE messages SET expires_at = ? WHERE seq = ?`, Date.now() - 1, id);
+  });
+
+const alarmAt = (inbox: ClaimedInbox) => runInDurableObject(stubOf(inbox), (_instance, state) => state.storage.getAlarm());
 
 describe("expiry", () => {
   it("removes an expired envelope and sends TTL_EXPIRED to the sender's inbox on this relay", async () => {
@@ -19,7 +34,7 @@ describe("expiry", () => {
     await sleep(1100);
     const stub = env.INBOX.getByName(bob.agent.id);
     await runDurableObjectAlarm(stub);
-    expect((await poll(bob.agent)).count).toBe(0);
+    expect(await poll(bob.agent)).toMatchObject({ count: 0, dead: 1 });
     const { messages } = await poll(alice.agent, "ack=false");
     const receipts = messages.map((m) => JSON.parse(m.body) as Envelope);
     const error = receipts.find((r) => r.type === "error");
@@ -57,5 +72,85 @@ describe("expiry", () => {
     expect(alarm).not.toBeNull();
     // The nonce of the claim expires first (ts + 600 s); the hook body after 7 days.
     expect(alarm! - Date.now()).toBeLessThanOrEqual(600_000);
+  });
+});
+
+describe("expiry and the dead shelf", () => {
+  it("moves a queued message whose TTL ended to the dead shelf with a ttl_expired reason", async () => {
+    const inbox = await claimInbox(undefined, { limits: { hook_ttl_sec: 1 } });
+    const message = await sendHook(inbox, '{"late":true}');
+    await sleep(1100);
+    await runDurableObjectAlarm(stubOf(inbox));
+    const shown = await showMessage(inbox.agent, message.id);
+    expect(shown.message.state).toBe("dead");
+    expect(shown.message.reason).toMatch(/^ttl_expired/);
+    expect(shown.message.dead_at).toBeGreaterThanOrEqual(shown.message.received_at + 1000);
+    expect(shown.message.expires_at).toBe(shown.message.dead_at! + 7 * DAY_SEC * 1000);
+    expect(shown.body).toBe('{"late":true}');
+    expect(await poll(inbox.agent)).toMatchObject({ count: 0, backlog: 0, dead: 1 });
+  });
+
+  it("leaves an expired message in flight on the socket to the agent, and shelves it once the socket closed", async () => {
+    const inbox = await claimInbox();
+    const message = await sendHook(inbox, "{}");
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent);
+    await client.messages(1);
+    await expireNow(inbox, message.id);
+    await runDurableObjectAlarm(stubOf(inbox));
+    expect((await showMessage(inbox.agent, message.id)).message.state).toBe("sent");
+    // Still due, so the alarm looks again soon instead of waiting for the next expiry.
+    expect((await alarmAt(inbox))! - Date.now()).toBeLessThanOrEqual(30_000);
+    client.close();
+    await client.closeEvent();
+    await runDurableObjectAlarm(stubOf(inbox));
+    expect((await showMessage(inbox.agent, message.id)).message).toMatchObject({ state: "dead", reason: expect.stringMatching(/^ttl_expired/) });
+  });
+
+  it("deletes a dead message once it has been on the shelf for limits.dead_ttl_sec", async () => {
+    const inbox = await claimInbox(undefined, { limits: { dead_ttl_sec: 1 } });
+    const message = await sendHook(inbox, "{}");
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent);
+    await client.messages(1);
+    client.reject(message.id, "refused");
+    await client.next("rejected");
+    expect((await showMessage(inbox.agent, message.id)).message.state).toBe("dead");
+    await sleep(1100);
+    await runDurableObjectAlarm(stubOf(inbox));
+    const gone = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/queue/${message.id}`);
+    expect([gone.status, await errorCode(gone)]).toEqual([404, "message_not_found"]);
+    expect((await poll(inbox.agent)).dead).toBe(0);
+    // It was the newest message: its id is still not handed out again.
+    expect((await sendHook(inbox, "{}")).id).toBe(message.id + 1);
+  });
+
+  // reject() shelves the message until now + dead_ttl_sec but never moves the alarm, so a shelf time
+  // shorter than the message's remaining TTL waits for whatever alarm was already set (up to that TTL).
+  it("regression: a reject schedules the alarm for the end of the message's shelf time", async () => {
+    const inbox = await claimInbox(undefined, { limits: { dead_ttl_sec: 60 } });
+    const message = await sendHook(inbox, "{}");
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent);
+    await client.messages(1);
+    // Run the alarm the connection set (its auth deadline), as a long-connected agent's would have run.
+    await runDurableObjectAlarm(stubOf(inbox));
+    client.reject(message.id, "refused");
+    await client.next("rejected");
+    const shelfEnd = (await showMessage(inbox.agent, message.id)).message.expires_at;
+    expect(shelfEnd - Date.now()).toBeLessThanOrEqual(60_000);
+    expect(await alarmAt(inbox)).toBeLessThanOrEqual(shelfEnd);
+  });
+
+  it("a claim may set limits.dead_ttl_sec from 1 s to 30 days", async () => {
+    const inbox = await claimInbox();
+    const path = `/inbox/${inbox.agent.id}`;
+    for (const value of [0, 30 * DAY_SEC + 1, "7", 1.5]) {
+      const res = await signedFetch(inbox.agent, "PUT", path, { limits: { dead_ttl_sec: value } });
+      expect([value, res.status, await errorCode(res)]).toEqual([value, 400, "invalid_claim"]);
+    }
+    const res = await signedFetch(inbox.agent, "PUT", path, { limits: { dead_ttl_sec: 30 * DAY_SEC } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { config: { limits: { dead_ttl_sec: number } } }).config.limits.dead_ttl_sec).toBe(30 * DAY_SEC);
   });
 });

@@ -68,11 +68,13 @@ describe("webhook intake", () => {
     expect((await poll(inbox.agent)).count).toBe(1);
   });
 
-  it("accepts a 1 MiB body by default and refuses one byte more", async () => {
+  it("accepts a 256 KiB body by default (the gateway's own limit) and refuses one byte more", async () => {
     const inbox = await claimInbox();
-    const mib = 1024 * 1024;
+    const mib = 256 * 1024;
     expect((await postHook(inbox, "a", new Uint8Array(mib).fill(0x61))).status).toBe(202);
-    expect((await postHook(inbox, "a", new Uint8Array(mib + 1).fill(0x61))).status).toBe(413);
+    const over = await postHook(inbox, "a", new Uint8Array(mib + 1).fill(0x61));
+    expect(over.status).toBe(413);
+    expect(((await over.json()) as { error: { message: string } }).error.message).toContain("256 KiB");
     const { messages } = await poll(inbox.agent);
     expect(frameBytes(messages[0]!).byteLength).toBe(mib);
   });

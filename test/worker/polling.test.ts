@@ -39,7 +39,7 @@ describe("polling", () => {
   it("an empty long-poll ends after its timeout with no messages", async () => {
     const inbox = await claimInbox();
     const result = await poll(inbox.agent, "timeout=1");
-    expect(result).toEqual({ messages: [], count: 0, has_more: false, next_after: 0, backlog: 0 });
+    expect(result).toEqual({ messages: [], count: 0, has_more: false, next_after: 0, backlog: 0, dead: 0 });
   });
 
   it("requires a signature by a key of the inbox", async () => {

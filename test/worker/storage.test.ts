@@ -1,9 +1,14 @@
-// What the inbox writes to SQLite: rows per message (the free plan's scarcest budget), the schema
-// version, and ids that are never reused even after the queue drains and the object restarts.
+// What the inbox writes to SQLite: rows per message (the free plan's scarcest budget), including a
+// reject and a replay, the schema version, and ids that are never reused even after the queue drains
+// and the object restarts.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
-import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub, signedFetch } from "../support/workerd/agents.ts";
+import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
+import { inboxWithHooks } from "../support/workerd/socket-fixtures.ts";
+
+afterEach(() => closeAllSockets());
 
 async function rowsWritten(agentId: string): Promise<number> {
   return runInDurableObject(env.INBOX.getByName(agentId), (inbox) => inbox.store.rowsWritten);
@@ -37,12 +42,53 @@ describe("storage", () => {
     expect(lastAck).toBe(2);
   });
 
+  it("a reject writes 1 row: the message's new state", async () => {
+    const { inbox, sent } = await inboxWithHooks(2);
+    const id = inbox.agent.id;
+    const client = await connect(id);
+    await client.auth(inbox.agent);
+    await client.messages(2);
+    const before = await rowsWritten(id);
+    client.reject(sent[0]!.id, "refused");
+    await client.next("rejected");
+    await client.sync();
+    expect((await rowsWritten(id)) - before).toBe(1);
+  });
+
+  it("a replay writes 2 rows (the message under its new id, the old row deleted), and its request 1 more for the nonce", async () => {
+    const { inbox, sent } = await inboxWithHooks(2);
+    const id = inbox.agent.id;
+    const client = await connect(id);
+    await client.auth(inbox.agent);
+    await client.messages(2);
+    for (const message of sent) {
+      client.reject(message.id, "refused");
+      await client.next("rejected");
+    }
+    client.close();
+    await client.closeEvent();
+    const inStore = await runInDurableObject(env.INBOX.getByName(id), (instance) => {
+      const before = instance.store.rowsWritten;
+      expect(instance.store.replay(sent[0]!.id, Date.now() + 60_000)).not.toBeNull();
+      return instance.store.rowsWritten - before;
+    });
+    const before = await rowsWritten(id);
+    const res = await signedFetch(inbox.agent, "POST", `/inbox/${id}/queue/${sent[1]!.id}/replay`);
+    expect(res.status).toBe(200);
+    await res.json();
+    const perRequest = (await rowsWritten(id)) - before;
+    console.log(`rows written: replay ${inStore}, replay request ${perRequest}`);
+    expect(inStore).toBe(2);
+    // The single-use nonce is what stops a captured replay request from being played again.
+    expect(perRequest).toBe(3);
+  });
+
   it("records the schema version", async () => {
     const inbox = await claimInbox();
     const version = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
       state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
     );
-    expect(version).toBe("1");
+    expect(version).toBe("2");
   });
 
   it("keeps messages and config across a restart of the object", async () => {

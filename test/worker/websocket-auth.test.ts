@@ -2,7 +2,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES, PING_FRAME, toBase64, utf8 } from "../../protocol/index.ts";
-import { claimInbox, newAgent, postHook, registerAtHub } from "../support/workerd/agents.ts";
+import { claimInbox, newAgent, postHook, registerAtHub, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { accepted, ids, inboxWithHooks, queued, sendEnvelope, sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";
@@ -18,6 +18,17 @@ describe("connect and authenticate", () => {
     expect(first.agent_id).toBe(inbox.agent.id);
     expect(first.nonce).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(second.nonce).not.toBe(first.nonce);
+  });
+
+  it("names the inbox's epoch (its first claim), the same on every connection and after a re-claim", async () => {
+    const inbox = await claimInbox();
+    const claimedAt = (inbox.response.config as { claimed_at: number }).claimed_at;
+    const first = await (await connect(inbox.agent.id)).next("challenge");
+    expect(first.epoch).toBe(String(claimedAt));
+    const again = await signedFetch(inbox.agent, "PUT", `/inbox/${inbox.agent.id}`, { rate_per_minute: 30 });
+    expect(again.status).toBe(200);
+    await again.json();
+    expect((await (await connect(inbox.agent.id)).next("challenge")).epoch).toBe(first.epoch);
   });
 
   it("answers a good auth with ready, then the backlog in id order with each message's fields", async () => {
@@ -36,7 +47,7 @@ describe("connect and authenticate", () => {
     ];
     const client = await connect(inbox.agent.id);
     const ready = await client.auth(inbox.agent);
-    expect(ready).toEqual({ type: "ready", after: 0, backlog: 4, window: 16 });
+    expect(ready).toEqual({ type: "ready", after: 0, backlog: 4, window: 16, dead: 0, last_id: 4 });
     const frames = await client.messages(4);
     expect(ids(frames)).toEqual([...ids(sent)].sort((a, b) => a - b));
     frames.forEach((frame, i) => {
@@ -68,7 +79,7 @@ describe("connect and authenticate", () => {
 });
 
 describe("refused auth closes with 4003", () => {
-  const refusals: [string, (inbox: ClaimedInbox) => Promise<(challenge: { agent_id: string; nonce: string }) => unknown>][] = [
+  const refusals: [string, (inbox: ClaimedInbox) => Promise<(challenge: { agent_id: string; nonce: string; epoch: string }) => unknown>][] = [
     ["a key the inbox does not hold", async () => {
       const stranger = newAgent();
       return (challenge) => authFrame({ type: "challenge", ...challenge }, stranger);

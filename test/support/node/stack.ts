@@ -5,14 +5,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
 import { afterAll, afterEach, beforeAll, inject } from "vitest";
+import type { QueueItem } from "../../../protocol/index.ts";
 import { startAgent } from "../../../local-agent/agent.ts";
 import type { AgentHandle } from "../../../local-agent/agent.ts";
 import { cardPath } from "../../../local-agent/card-file.ts";
 import type { CardFile } from "../../../local-agent/card-file.ts";
+import { identityFromPrivateKey } from "../../../local-agent/identity.ts";
 import { runInit } from "../../../local-agent/init.ts";
 import { silentLogger } from "../../../local-agent/logger.ts";
 import type { Logger } from "../../../local-agent/logger.ts";
-import { loadSettings } from "../../../local-agent/settings.ts";
+import { signedRelayCall } from "../../../local-agent/relay-api.ts";
+import { journalPath, loadSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
 import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
 import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
@@ -79,7 +82,14 @@ export async function writeOpenClawConfig(path: string, gateway: StandinGateway,
 }
 
 export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
-  return startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0, cardFile: cardPath(home.env.CLAWRELAY_HOME) });
+  return startAgent({
+    settings: home.settings,
+    env: home.env,
+    logger,
+    apiPort: 0,
+    cardFile: cardPath(home.env.CLAWRELAY_HOME),
+    journalFile: journalPath(home.env.CLAWRELAY_HOME),
+  });
 }
 
 /** Polls `check` until it returns true; the error says what was awaited. */
@@ -121,4 +131,39 @@ export function relayFixture() {
       return agent;
     },
   };
+}
+
+export interface RelayAnswerJson {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Posts a webhook to `home`'s inbox at `subpath` with its webhook token, as the hub would. */
+export async function postHook(relayUrl: string, home: AgentHome, subpath: string, body: string): Promise<RelayAnswerJson> {
+  const res = await fetch(`${relayUrl}/inbox/${home.settings.agent_id}/hooks/${subpath}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${home.settings.webhook_token}`, "content-type": "application/json" },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** A request on `home`'s inbox signed with the agent's key (polling and the owner's queue API). */
+export function ownerCall(relayUrl: string, home: AgentHome, method: string, path: string): Promise<RelayAnswerJson> {
+  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+  return signedRelayCall(relayUrl, identity, method, `/inbox/${home.settings.agent_id}${path}`);
+}
+
+/** Every message the relay holds for `home` in `state` (the owner's queue API, paged). */
+export async function queueItems(relayUrl: string, home: AgentHome, state: "queued" | "sent" | "dead" | "all" = "all"): Promise<QueueItem[]> {
+  const items: QueueItem[] = [];
+  for (let after = 0, page = 0; page < 100; page++) {
+    const answer = await ownerCall(relayUrl, home, "GET", `/queue?state=${state}&limit=200&after=${after}`);
+    if (answer.status !== 200) throw new Error(`queue listing answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+    const body = answer.body as { messages: QueueItem[]; has_more: boolean; next_after: number };
+    items.push(...body.messages);
+    if (!body.has_more) return items;
+    after = body.next_after;
+  }
+  throw new Error("queue listing did not end within 100 pages");
 }

@@ -145,8 +145,10 @@ export interface PollResult {
   count: number;
   has_more: boolean;
   next_after: number;
-  /** Messages stored in the inbox, all of them. */
+  /** Messages waiting for the agent (queued, including those in flight on its socket). */
   backlog: number;
+  /** Messages on the dead-letter shelf. */
+  dead: number;
 }
 
 /** GET /messages signed by the agent; `query` like "after=3&ack=false". */
@@ -160,4 +162,32 @@ export async function poll(agent: TestAgent, query = "ack=false"): Promise<PollR
 export function frameBytes(frame: { body: string; encoding: "utf8" | "base64" }): Uint8Array {
   if (frame.encoding === "utf8") return utf8(frame.body);
   return Uint8Array.from(atob(frame.body), (c) => c.charCodeAt(0));
+}
+
+export interface QueueListing {
+  messages: import("../../../protocol/index.ts").QueueItem[];
+  count: number;
+  has_more: boolean;
+  next_after: number;
+  summary: import("../../../protocol/index.ts").QueueSummary;
+}
+
+/** GET /queue signed by the agent (the owner's view); `query` like "state=dead&limit=2". */
+export async function listQueue(agent: TestAgent, query = ""): Promise<QueueListing> {
+  const res = await signedFetch(agent, "GET", `/inbox/${agent.id}/queue${query ? `?${query}` : ""}`);
+  if (res.status !== 200) throw new Error(`queue listing failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as QueueListing;
+}
+
+export interface ShownMessage {
+  message: import("../../../protocol/index.ts").QueueItem;
+  body: string;
+  encoding: "utf8" | "base64";
+}
+
+/** GET /queue/{id} signed by the agent: one stored message with its body. */
+export async function showMessage(agent: TestAgent, id: number): Promise<ShownMessage> {
+  const res = await signedFetch(agent, "GET", `/inbox/${agent.id}/queue/${id}`);
+  if (res.status !== 200) throw new Error(`showing message ${id} failed: ${res.status} ${await res.text()}`);
+  return (await res.json()) as ShownMessage;
 }

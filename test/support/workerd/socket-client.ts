@@ -70,6 +70,11 @@ export class SocketClient {
     this.send({ type: "ack", id });
   }
 
+  /** Tells the relay the gateway refused `id` (status, attempts optional, as the frame allows). */
+  reject(id: number, reason: string, extra: { status?: number; attempts?: number } = {}): void {
+    this.send({ type: "reject", id, reason, ...extra });
+  }
+
   /**
    * The next frame in arrival order; with `type`, fails unless it is of that type. Fails when the
    * socket closes first or nothing arrives within `timeoutMs`.

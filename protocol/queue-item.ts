@@ -1,0 +1,43 @@
+// What an inbox holds, as its owner sees it (GET /inbox/{id}/queue): every stored message has a state.
+// Shared by the relay, which answers with it, and the CLI's `clawrelay messages`, which prints it.
+
+/**
+ * queued: waiting for the local agent. sent: handed to the connected agent, not yet acknowledged.
+ * dead: the gateway refused it, or its TTL ended before delivery; kept for limits.dead_ttl_sec with
+ * its reason until replayed or dropped. Delivered messages are deleted, so they have no state here.
+ */
+export type MessageState = "queued" | "sent" | "dead";
+
+export const MESSAGE_STATES: readonly MessageState[] = ["queued", "sent", "dead"];
+
+export interface QueueItem {
+  id: number;
+  state: MessageState;
+  kind: "hook" | "envelope";
+  subpath: string | null;
+  content_type: string;
+  size: number;
+  received_at: number;
+  expires_at: number;
+  /** For envelopes: the signed `from`, `msg_id` and `type`. */
+  sender: string | null;
+  msg_id: string | null;
+  type: string | null;
+  /** Delivery attempts the agent reported (dead), carried over by a replay. */
+  attempts: number;
+  /** Why it is dead, in words a person can act on. */
+  reason: string | null;
+  /** The gateway's last HTTP status for it (0 = unreachable), when the agent reported one. */
+  last_status: number | null;
+  dead_at: number | null;
+  /** The id this message had before it was replayed from the dead shelf. */
+  replay_of: number | null;
+}
+
+export interface QueueSummary {
+  queued: number;
+  sent: number;
+  dead: number;
+  /** received_at of the oldest message waiting (queued or sent); null when none waits. */
+  oldest_waiting_at: number | null;
+}
