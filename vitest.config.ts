@@ -13,7 +13,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { TEST_HUB_URL: inject("hubUrl") } },
+            // Receipt keys are sealed in every relay test (secret-box.ts); the Node end-to-end runs
+            // go without the secret, so both ways are exercised.
+            miniflare: { bindings: { TEST_HUB_URL: inject("hubUrl"), RECEIPT_KEY_SECRET: "test-receipt-key-secret-0123456789" } },
           })),
         ],
         test: {

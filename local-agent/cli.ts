@@ -22,7 +22,7 @@ import type { AgentSettings } from "./settings.ts";
 
 const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
 
-  clawrelay init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token]
+  clawrelay init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token] [--claim-token TOKEN]
   clawrelay start [--json] [GATEWAY FLAGS]
   clawrelay status [--json]
   clawrelay doctor [GATEWAY FLAGS]
@@ -47,6 +47,7 @@ const { values, positionals } = parseArgs({
     "agentline-id": { type: "string" },
     force: { type: "boolean" },
     "rotate-token": { type: "boolean" },
+    "claim-token": { type: "string" },
     json: { type: "boolean" },
     to: { type: "string" },
     text: { type: "string" },
@@ -187,8 +188,7 @@ async function send(): Promise<void> {
     ...(values.ttl ? { ttl_sec: Number(values.ttl) } : {}),
   });
   const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
-  const withName = settings.display_name ? { ...envelope, display_name: settings.display_name } : envelope;
-  const answer = await postEnvelope(settings.relay_url, withName);
+  const answer = await postEnvelope(settings.relay_url, envelope);
   if (answer.status !== 202) throw new AgentError("send_failed", `the relay refused the envelope: ${relayErrorText(answer)}`);
   if (values.json) return print(JSON.stringify(answer.body, null, 2));
   print(`queued at ${values.to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`);
@@ -209,6 +209,7 @@ async function main(): Promise<void> {
         agentlineId: values["agentline-id"],
         force: values.force,
         rotateToken: values["rotate-token"],
+        claimToken: values["claim-token"] ?? process.env.CLAWRELAY_CLAIM_TOKEN,
       });
       return print(initReport(result, path));
     }

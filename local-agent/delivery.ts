@@ -3,7 +3,7 @@
 // a config error (401, or a 404 the probe blames on hooks) pauses everything and retries rarely; a
 // content error (400, 413, other 4xx, a sub-path with no mapping) rejects that one message to the
 // relay's dead shelf with a reason a person can act on, and later messages go on.
-import { utf8 } from "../protocol/index.ts";
+import { isCanonicalSubpath, utf8 } from "../protocol/index.ts";
 import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
 import { DEFAULTS, nextDelay } from "./backoff.ts";
 import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } from "./gateway-response.ts";
@@ -136,13 +136,22 @@ export class DeliveryLoop {
       const envelope = frameEnvelope(frame);
       if (envelope && this.options.intercept?.(envelope)) return this.options.ack(frame.id);
       request = gatewayRequestFor(frame, envelope);
+      if (!isCanonicalSubpath(request.subpath)) {
+        throw new Error(`its sub-path "${request.subpath.slice(0, 80)}" is not canonical, so it could leave hooks.path; it was not posted`);
+      }
     } catch (err) {
       return this.rejectMessage(frame, frame.subpath ?? "", { reason: `cannot turn the message into a gateway request: ${(err as Error).message}`, status: 0, attempts: 0 });
     }
     const key = idempotencyKeyFor(agentId, frame.id);
     for (let attempt = 0; !this.stopping; attempt++) {
       const target = this.options.target();
-      const answer = await this.options.post(target, request, key);
+      let answer: GatewayAnswer;
+      try {
+        answer = await this.options.post(target, request, key);
+      } catch (err) {
+        // Refused before anything was sent (the forwarder's own checks): this message can never go.
+        return this.rejectMessage(frame, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts: attempt });
+      }
       if (this.stopping) return;
       let outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
       if (outcome.kind === "not_found") outcome = await this.probe(target, request.subpath, outcome.reason);

@@ -1,5 +1,7 @@
 // Posts one request into the OpenClaw gateway's hooks endpoint on loopback, keep-alive.
 import { Agent, request } from "node:http";
+import { isCanonicalSubpath } from "../protocol/index.ts";
+import { AgentError } from "./errors.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
 export interface GatewayTarget {
@@ -31,9 +33,14 @@ export function createGatewayClient(): GatewayClient {
   };
 }
 
-/** The gateway URL path for a sub-path: always below hooks.path. */
+/**
+ * The gateway URL path for a sub-path, always below hooks.path: the relay stores only canonical
+ * sub-paths, and this refuses anything else again, so no stored value can reach another gateway route
+ * (a "../v1/chat/completions" would be resolved by the gateway's URL parser).
+ */
 export function hookPath(hooksPath: string, subpath: string): string {
-  return `${hooksPath.replace(/\/+$/, "")}/${subpath}`;
+  if (!isCanonicalSubpath(subpath)) throw new AgentError("unsafe_subpath", `refusing to post to the sub-path "${subpath.slice(0, 80)}": it is not canonical (segments of [A-Za-z0-9._~-], no "." or "..")`);
+  return `${hooksPath.replace(/\/+$/, "")}/${subpath.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 function postToGateway(keepAlive: Agent, target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer> {

@@ -20,18 +20,13 @@ function text(value: unknown): string {
   return typeof value === "string" ? value : JSON.stringify(value);
 }
 
-/** "Alice (ag_abc)" from an unsigned display-name extra when present, else the bare id. */
+/**
+ * Who sent it, as the gateway sees it: the signed `from`. A display name is not signed in a2a/0.1, so
+ * the relay does not carry one (anyone could claim to be "Alice"). Room messages arrive through the
+ * hub's webhook as its own flat text, never as envelopes here: an inbox only takes envelopes to itself.
+ */
 export function senderLabel(envelope: Envelope): string {
-  const name = envelope.display_name ?? envelope.from_name;
-  return typeof name === "string" && name.trim() !== "" && name !== envelope.from ? `${name.trim()} (${envelope.from})` : envelope.from;
-}
-
-/** The hub's room header for rooms of more than two members, else "". */
-export function roomHeader(envelope: Envelope): string {
-  const count = Number(envelope.room_member_count);
-  if (!envelope.to.startsWith("rm_") || !(count > 2)) return "";
-  const names = Array.isArray(envelope.room_member_names) ? envelope.room_member_names.map(String).join(", ") : "";
-  return `[群聊「${String(envelope.room_name ?? envelope.to)}」(${envelope.to}) | ${count}人: ${names}]\n`;
+  return envelope.from;
 }
 
 /** The flat text the hub puts in `message` (or the wake `text`). */
@@ -40,7 +35,7 @@ export function flatText(envelope: Envelope): string {
   const p = envelope.payload;
   switch (envelope.type) {
     case "message":
-      return `${roomHeader(envelope)}${who} says: ${text(p.text ?? p)}`;
+      return `${who} says: ${text(p.text ?? p)}`;
     case "result":
       return `${who} sent the result for your message ${envelope.reply_to}: ${text(p.text ?? p)}`;
     case "error": {
@@ -69,7 +64,7 @@ function json(value: unknown): Uint8Array {
 /** The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts. */
 export function envelopeRequest(envelope: Envelope): GatewayRequest {
   const message = flatText(envelope);
-  const sessionKey = `agentline:${envelope.to.startsWith("rm_") ? envelope.to : envelope.from}`;
+  const sessionKey = `agentline:${envelope.from}`;
   if (WAKE_TYPES.has(envelope.type)) {
     // The hub's code sends `body`, its guide says `text`; the built-in /wake needs `text`. Send both.
     return { subpath: WAKE_SUBPATH, contentType: "application/json", body: json({ text: message, body: message, mode: "now", sessionKey }) };

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { DEFAULT_HUB_URL } from "../protocol/index.ts";
 import { agentlineDir, chooseCredentialsFile, readAgentlineCredentials } from "./agentline-credentials.ts";
 import { AgentError } from "./errors.ts";
+import { CLAIM_TOKEN_HEADER } from "../protocol/index.ts";
 import { newIdentity, settingsIdentity } from "./identity.ts";
 import type { Identity } from "./identity.ts";
 import type { Environment } from "./openclaw-config.ts";
@@ -22,6 +23,8 @@ export interface InitOptions {
   agentlineHome?: string;
   force?: boolean;
   rotateToken?: boolean;
+  /** The relay operator's claim token, when the relay admits new inboxes by token. */
+  claimToken?: string;
 }
 
 export interface InitResult {
@@ -71,7 +74,7 @@ export async function runInit(options: InitOptions): Promise<InitResult> {
     receipt_key: { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key },
     hub_url: settings.hub_url,
     rotate_webhook_token: rotate,
-  });
+  }, options.claimToken ? { [CLAIM_TOKEN_HEADER]: options.claimToken } : {});
   if (answer.status !== 200 && answer.status !== 201) {
     throw new AgentError("claim_failed", `the relay refused to claim ${settings.agent_id}: ${relayErrorText(answer)}`);
   }

@@ -31,12 +31,19 @@ export function relayErrorText(answer: RelayAnswer): string {
   return error ? `${answer.status} ${error.code}: ${error.message}` : `${answer.status}`;
 }
 
-export async function signedRelayCall(relayUrl: string, identity: Identity, method: string, pathWithQuery: string, body?: unknown): Promise<RelayAnswer> {
+export async function signedRelayCall(
+  relayUrl: string,
+  identity: Identity,
+  method: string,
+  pathWithQuery: string,
+  body?: unknown,
+  extraHeaders: Record<string, string> = {},
+): Promise<RelayAnswer> {
   const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
   const headers = await signedRequestHeaders(identity.publicKey, method, pathWithQuery, bytes, identity.sign);
   return call(relayUrl.replace(/\/+$/, "") + pathWithQuery, {
     method,
-    headers: { ...headers, "content-type": "application/json" },
+    headers: { ...extraHeaders, ...headers, "content-type": "application/json" },
     ...(body === undefined ? {} : { body: bytes }),
   });
 }

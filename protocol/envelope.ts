@@ -38,7 +38,10 @@ export interface UnsignedEnvelope {
   ttl_sec: number;
   payload: Record<string, unknown>;
   payload_hash: string;
-  /** Hubs add unsigned extras (topic, goal, mentions); they are kept, never trusted. */
+  /**
+   * Other fields may be present on envelopes this side builds or reads back from a hub (topic, goal,
+   * a display name); parseEnvelope drops them: a2a/0.1 signs none of them.
+   */
   [extra: string]: unknown;
 }
 
@@ -61,16 +64,22 @@ function shortString(value: unknown): value is string {
   return typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH;
 }
 
-/** Checks the shape of an a2a/0.1 envelope; throws RelayError(400, invalid_envelope) naming the field. */
+/**
+ * Checks the shape of an a2a/0.1 envelope; throws RelayError(400, invalid_envelope) naming the field.
+ * Returns exactly the signed fields and `sig`: anything else in the input is dropped, so what the relay
+ * stores and delivers is what the signature covers (a2a/0.1 signs no extras; other versions are refused).
+ */
 export function parseEnvelope(value: unknown): Envelope {
   if (!isPlainObject(value)) throw new RelayError(400, "invalid_envelope", "the body must be a JSON object (an a2a/0.1 envelope)");
-  if (value.v !== ENVELOPE_VERSION) throw invalid("v", `"${ENVELOPE_VERSION}"`);
+  if (value.v !== ENVELOPE_VERSION) throw invalid("v", `"${ENVELOPE_VERSION}" (the only version whose signing input this relay knows)`);
   if (!shortString(value.msg_id)) throw invalid("msg_id", `a string of 1..${MAX_ID_LENGTH} characters`);
   if (!Number.isSafeInteger(value.ts)) throw invalid("ts", "an integer (unix seconds)");
   if (!shortString(value.from)) throw invalid("from", "an agent id");
   if (!shortString(value.to)) throw invalid("to", "an agent id");
   if (!ENVELOPE_TYPES.includes(value.type as EnvelopeType)) throw invalid("type", `one of ${ENVELOPE_TYPES.join(", ")}`);
-  if (value.reply_to !== null && value.reply_to !== undefined && !shortString(value.reply_to)) {
+  // Signed as "" when null, so it must be said: a missing field is not a null one.
+  if (!("reply_to" in value)) throw invalid("reply_to", "present: null, or the msg_id this answers");
+  if (value.reply_to !== null && !shortString(value.reply_to)) {
     throw invalid("reply_to", "null or a msg_id");
   }
   if (RECEIPT_TYPES.has(value.type as EnvelopeType) && !shortString(value.reply_to)) {
@@ -85,10 +94,22 @@ export function parseEnvelope(value: unknown): Envelope {
     throw invalid("payload_hash", '"sha256:<hex>"');
   }
   const sig = value.sig;
-  if (!isPlainObject(sig) || sig.alg !== "ed25519" || typeof sig.key_id !== "string" || typeof sig.value !== "string") {
+  if (!isPlainObject(sig) || sig.alg !== "ed25519" || !shortString(sig.key_id) || typeof sig.value !== "string" || sig.value.length > 256) {
     throw invalid("sig", '{"alg":"ed25519","key_id":"k_…","value":"<base64>"}');
   }
-  return { ...value, reply_to: (value.reply_to as string | null | undefined) ?? null } as Envelope;
+  return {
+    v: ENVELOPE_VERSION,
+    msg_id: value.msg_id,
+    ts: value.ts as number,
+    from: value.from,
+    to: value.to,
+    type: value.type as EnvelopeType,
+    reply_to: value.reply_to as string | null,
+    ttl_sec: ttl,
+    payload: value.payload,
+    payload_hash: value.payload_hash,
+    sig: { alg: "ed25519", key_id: sig.key_id, value: sig.value },
+  };
 }
 
 /** UTF-8 of v, msg_id, ts, from, to, type, reply_to or "", ttl_sec, payload_hash joined by \n. */

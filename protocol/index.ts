@@ -10,3 +10,5 @@ export * from "./signed-request.ts";
 export * from "./frames.ts";
 export * from "./limits.ts";
 export * from "./queue-item.ts";
+export * from "./subpath.ts";
+export * from "./strict-json.ts";

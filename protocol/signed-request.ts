@@ -7,6 +7,9 @@
 import { sha256 } from "@noble/hashes/sha2.js";
 import { randomBytes, toBase64, toHex, utf8 } from "./encoding.ts";
 
+/** The relay operator's claim token on a first claim, when the relay admits new inboxes by token. */
+export const CLAIM_TOKEN_HEADER = "x-clawrelay-claim-token";
+
 export const REQUEST_HEADERS = {
   key: "x-clawrelay-key",
   timestamp: "x-clawrelay-timestamp",

@@ -58,6 +58,8 @@ export interface MiniflareOptions {
   /** Keep Durable Object storage here across restarts (default: in memory, gone on dispose). */
   persistDir?: string;
   port?: number;
+  /** Extra text bindings (vars and secrets), e.g. CLAWRELAY_ADMISSION. */
+  vars?: Record<string, string>;
 }
 
 /** A Miniflare 5 instance running `bundle` as worker `name`; its URL from `await mf.ready`. */
@@ -93,6 +95,7 @@ export function startRelayMiniflare(bundle: WorkerBundle, defaultHubUrl: string,
       INBOX: { type: "durable-object", worker: "clawrelay", exportName: "Inbox" },
       DIRECTORY: { type: "durable-object", worker: "clawrelay", exportName: "Directory" },
       DEFAULT_HUB_URL: { type: "text", value: defaultHubUrl },
+      ...Object.fromEntries(Object.entries(options.vars ?? {}).map(([name, value]) => [name, { type: "text" as const, value }])),
     },
     { Inbox: { type: "durable-object", storage: "sqlite" }, Directory: { type: "durable-object", storage: "sqlite" } },
     options,

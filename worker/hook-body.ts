@@ -1,6 +1,8 @@
 // What a webhook body may be: the hub's registration probe, a body carrying a signed a2a envelope
 // (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
-import { ENVELOPE_VERSION } from "../protocol/index.ts";
+// A body that carries an envelope is read again strictly (no duplicate keys), as a posted envelope is:
+// the signature must be checked over the one reading every parser agrees on.
+import { ENVELOPE_VERSION, parseStrictJson } from "../protocol/index.ts";
 
 function parseJson(text: string): unknown {
   try {
@@ -16,22 +18,24 @@ function looksLikeEnvelope(value: unknown): value is Record<string, unknown> {
 
 export type HookBody = { kind: "probe" } | { kind: "envelope"; envelope: unknown } | { kind: "opaque" };
 
+/** Throws RelayError(400, invalid_json) when a body carrying an envelope has duplicate keys or is too deep. */
 export function classifyHookBody(bytes: Uint8Array): HookBody {
-  const value = parseJson(new TextDecoder().decode(bytes));
+  const text = new TextDecoder().decode(bytes);
+  const value = parseJson(text);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "opaque" };
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
   if (keys.length === 1 && record.probe === true) return { kind: "probe" };
-  if (looksLikeEnvelope(record)) return { kind: "envelope", envelope: record };
+  if (looksLikeEnvelope(record)) return { kind: "envelope", envelope: parseStrictJson(text) };
   for (const field of ["message", "text"] as const) {
     const inner = record[field];
-    const candidate = typeof inner === "string" ? parseJson(inner) : inner;
-    if (looksLikeEnvelope(candidate)) return { kind: "envelope", envelope: candidate };
+    if (typeof inner === "string") {
+      const candidate = parseJson(inner);
+      if (looksLikeEnvelope(candidate)) return { kind: "envelope", envelope: parseStrictJson(inner) };
+    } else if (looksLikeEnvelope(inner)) {
+      parseStrictJson(text);
+      return { kind: "envelope", envelope: inner };
+    }
   }
   return { kind: "opaque" };
-}
-
-/** Sub-paths are what the local agent appends to the gateway's hooks.path: keep them plain. */
-export function isValidSubpath(subpath: string): boolean {
-  return subpath.length > 0 && subpath.length <= 256 && /^[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/.test(subpath);
 }

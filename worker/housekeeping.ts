@@ -1,12 +1,12 @@
 // What the inbox's alarm does. Alarms are at-least-once, so every step is idempotent: shelving queued
 // messages whose TTL ended (and telling their senders), deleting dead ones past the shelf's TTL,
 // closing sockets that never authenticated, retrying queued receipts.
-import { CLOSE_CODES, INBOX_DEFAULTS, isAgentId } from "../protocol/index.ts";
+import { INBOX_DEFAULTS, isAgentId } from "../protocol/index.ts";
 import { deadTtlSec } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub-client.ts";
 import type { Inbox } from "./inbox.ts";
 import { signTtlExpired } from "./receipts.ts";
-import { closeSocket, send, stateOf } from "./socket-session.ts";
+import { closeIfAuthOverdue } from "./socket-session.ts";
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const IN_FLIGHT_RECHECK_MS = 30_000;
@@ -22,14 +22,12 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
     next = next === null ? at : Math.min(next, at);
   };
 
+  // The alarm, not a timer: a pending timer would keep the object from hibernating. The close frame
+  // leaves at the deadline; the runtime ends the TCP connection of a close it did not make in answer to
+  // a client frame only when the object next hibernates (~10 s later on local workerd).
   for (const ws of inbox.sockets()) {
-    const state = stateOf(ws);
-    if (state && !state.authed) {
-      if (state.deadline <= nowMs) {
-        send(ws, { type: "error", code: "auth_timeout", message: "no auth frame arrived in time after the challenge" });
-        closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout");
-      } else consider(state.deadline);
-    }
+    const pending = closeIfAuthOverdue(ws, nowMs);
+    if (pending !== null) consider(pending);
   }
 
   const config = inbox.config;

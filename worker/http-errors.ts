@@ -31,6 +31,25 @@ export async function handleError(err: Error, c: Context): Promise<Response> {
   return errorResponse(500, "internal_error", "the relay failed while handling this request; it was not stored, retry later");
 }
 
-export function handleNotFound(c: Context): Response {
+/** Every route of the relay and the methods it answers (README, HTTP API): a known path with another method is a 405. */
+const ROUTES: [RegExp, string[]][] = [
+  [/^\/healthz$/, ["GET"]],
+  [/^\/inbox\/[^/]+$/, ["PUT"]],
+  [/^\/inbox\/[^/]+\/hooks\/.+$/, ["POST"]],
+  [/^\/inbox\/[^/]+\/envelopes$/, ["POST"]],
+  [/^\/inbox\/[^/]+\/(?:connect|messages|queue)$/, ["GET"]],
+  [/^\/inbox\/[^/]+\/queue\/[^/]+$/, ["GET", "DELETE"]],
+  [/^\/inbox\/[^/]+\/queue\/[^/]+\/replay$/, ["POST"]],
+  [/^\/directory\/agents\/[^/]+$/, ["GET", "PUT", "DELETE"]],
+  [/^\/directory\/search$/, ["POST"]],
+];
+
+export async function handleNotFound(c: Context): Promise<Response> {
+  await discardUnreadBody(c.req.raw);
+  const path = new URL(c.req.url).pathname;
+  const allowed = ROUTES.find(([pattern]) => pattern.test(path))?.[1];
+  if (allowed && !allowed.includes(c.req.method)) {
+    return errorResponse(405, "method_not_allowed", `${path} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
+  }
   return errorResponse(404, "not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see the README's HTTP API table`);
 }

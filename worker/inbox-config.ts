@@ -13,6 +13,7 @@ import {
   publicKeyFromSeed,
 } from "../protocol/index.ts";
 import type { KeyState } from "../protocol/index.ts";
+import { checkClaimFields, parseHubUrl } from "./claim-body.ts";
 
 export interface StoredKey {
   key_id: string;
@@ -39,12 +40,15 @@ export interface InboxConfig {
   agent_id: string;
   keys: StoredKey[];
   /** Signs receipts as the agent; the agent's main private key never leaves its machine. */
+  /** `seed`: base64 of the 32-byte seed, or sealed ("enc:v1:…") when the Worker has RECEIPT_KEY_SECRET. */
   receipt_key: { key_id: string; seed: string; pubkey: string };
   hub_url: string;
   policy: InboxPolicy;
   rate_per_minute: number;
   limits: InboxLimits;
   webhook_token_hash: string;
+  /** A claim carried the operator's claim token (token admission): this inbox may publish a card. */
+  admitted_by_token?: boolean;
   claimed_at: number;
   updated_at: number;
 }
@@ -91,18 +95,6 @@ function parseReceiptKey(value: unknown): InboxConfig["receipt_key"] {
   return { key_id: value.key_id, seed: value.private_key as string, pubkey: formatPublicKey(publicKeyFromSeed(seed)) };
 }
 
-function parseHubUrl(value: unknown): string {
-  if (typeof value !== "string") throw bad("hub_url must be a string URL");
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw bad("hub_url must be an absolute http(s) URL");
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw bad("hub_url must be an http(s) URL");
-  return url.origin + url.pathname.replace(/\/+$/, "");
-}
-
 export interface ClaimInput {
   agentId: string;
   /** The key that signed the claim, already verified. */
@@ -112,12 +104,15 @@ export interface ClaimInput {
   webhookTokenHash: string | null;
   nowMs: number;
   defaultHubUrl?: string;
+  /** This claim carried the operator's valid claim token. */
+  admittedByToken?: boolean;
 }
 
 /** Applies a claim body to the inbox's config; throws invalid_claim naming the field to fix. */
 export function applyClaim(input: ClaimInput): InboxConfig {
   const { body, existing, agentId, signerKey } = input;
   if (!isRecord(body)) throw bad("the claim body must be a JSON object");
+  checkClaimFields(body);
   const signerIsRoot = agentIdFor(signerKey) === agentId;
 
   let keys = existing?.keys;
@@ -181,6 +176,7 @@ export function applyClaim(input: ClaimInput): InboxConfig {
         : integerIn(body.rate_per_minute, "rate_per_minute", 1, INBOX_CEILINGS.ratePerMinute),
     limits,
     webhook_token_hash,
+    ...(existing?.admitted_by_token || input.admittedByToken ? { admitted_by_token: true } : {}),
     claimed_at: existing?.claimed_at ?? input.nowMs,
     updated_at: input.nowMs,
   };

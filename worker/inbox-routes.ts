@@ -4,16 +4,19 @@ import {
   LONG_POLL_MAX_SEC,
   POLL_MAX_LIMIT,
   RelayError,
+  SUBPATH_MAX_LENGTH,
   TIMESTAMP_WINDOW_SEC,
+  canonicalSubpath,
   parseEnvelope,
 } from "../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import { handleError, handleNotFound } from "./http-errors.ts";
-import { classifyHookBody, isValidSubpath } from "./hook-body.ts";
+import { classifyHookBody } from "./hook-body.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import type { Inbox } from "./inbox.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "./intake.ts";
 import { parseJsonBody, readBodyCapped } from "./request-body.ts";
+import { assertMayClaim, claimHasToken } from "./admission.ts";
 import { queryInteger } from "./query-params.ts";
 import { verifySignedRequest } from "./request-auth.ts";
 import { queueRoutes } from "./queue-routes.ts";
@@ -36,12 +39,14 @@ export function inboxRouter(inbox: Inbox): Hono {
   app.put("/inbox/:agent_id", async (c) => {
     const agentId = c.req.param("agent_id");
     const now = Date.now();
-    const body = await readBodyCapped(c.req.raw, CLAIM_BODY_LIMIT);
+    const body = await readBodyCapped(c.req.raw, CLAIM_BODY_LIMIT, "a claim's fixed limit", "a claim lists keys, limits and a policy: it needs far less (a long policy list? at most 10,000 ids each)");
     const signed = await verifySignedRequest(c.req.raw, body, Math.floor(now / 1000));
     const existing = inbox.config;
     if (!keyMayActFor(existing, agentId, signed.publicKey)) {
       throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is neither the key whose id derives to ${agentId} nor a key that key authorised`);
     }
+    const admission = inbox.admission();
+    assertMayClaim(admission, agentId, !existing, c.req.raw.headers);
     // A nonce must be remembered while its timestamp could still pass the window check.
     const nonceUntil = (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000;
     if (!inbox.store.useNonce(signed.nonce, nonceUntil)) {
@@ -59,8 +64,9 @@ export function inboxRouter(inbox: Inbox): Hono {
       webhookTokenHash: token ? hashWebhookToken(token) : null,
       nowMs: now,
       defaultHubUrl: inbox.defaultHubUrl(),
+      admittedByToken: claimHasToken(admission, c.req.raw.headers),
     });
-    inbox.setConfig(config, existing?.hub_url !== config.hub_url);
+    await inbox.setConfig(config, existing?.hub_url !== config.hub_url);
     const urls = inboxUrls(c.req.raw, agentId);
     return c.json(
       {
@@ -81,15 +87,18 @@ export function inboxRouter(inbox: Inbox): Hono {
     if (!webhookTokenMatches(token, config.webhook_token_hash)) {
       throw new RelayError(401, "invalid_webhook_token", "the webhook token is not this inbox's; use the token shown when the inbox was claimed, or rotate it");
     }
+    // Still percent-encoded: decoding the path whole first would let %2F make new segments. (Plain
+    // dot segments never get here: the runtime resolves "a/../b" before the Worker sees the URL.)
     const prefix = `/inbox/${config.agent_id}/hooks/`;
-    const subpath = decodeURIComponent(new URL(c.req.url).pathname.slice(prefix.length)).replace(/\/+$/, "");
+    const canonical = canonicalSubpath(new URL(c.req.url).pathname.slice(prefix.length));
+    if (!canonical.ok) {
+      throw new RelayError(400, "invalid_subpath", `${canonical.problem}; the sub-path after /hooks/ must be segments of [A-Za-z0-9._~-] (no ".", "..", empty or encoded-slash segments, at most ${SUBPATH_MAX_LENGTH} characters), e.g. agentgram_inbox/agent`);
+    }
+    const subpath = canonical.subpath;
     const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
     const shape = classifyHookBody(body);
     // The hub probes both sub-paths with {"probe": true} at registration; a probe is never stored.
     if (shape.kind === "probe") return c.json({ ok: true, probe: true }, 200);
-    if (!isValidSubpath(subpath)) {
-      throw new RelayError(400, "invalid_subpath", "the sub-path after /hooks/ must be segments of [A-Za-z0-9._~-], e.g. agentgram_inbox/agent");
-    }
     const arrival = { via: "hook" as const, body, subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
     const intake = inbox.intake();
     const answer =
@@ -110,6 +119,13 @@ export function inboxRouter(inbox: Inbox): Hono {
       throw new RelayError(426, "upgrade_required", "connect with a WebSocket (Upgrade: websocket)");
     }
     const config = inbox.requireConfig();
+    // Refused here, in the JSON shape, before the runtime would answer a bad handshake in plain text.
+    if (c.req.header("sec-websocket-version") !== "13") {
+      throw new RelayError(426, "upgrade_required", "this relay speaks WebSocket version 13: send Sec-WebSocket-Version: 13", { "sec-websocket-version": "13" });
+    }
+    if (!/^[A-Za-z0-9+/]{22}==$/.test(c.req.header("sec-websocket-key") ?? "")) {
+      throw new RelayError(400, "invalid_websocket_handshake", "Sec-WebSocket-Key must be base64 of 16 random bytes (RFC 6455)");
+    }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     inbox.acceptSocket(server);
     await inbox.ensureAlarm(openSession(server, config, Date.now()));

@@ -12,6 +12,8 @@ import {
   parseEnvelope,
 } from "../protocol/index.ts";
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
+import { admissionFrom } from "./admission.ts";
+import type { Admission } from "./admission.ts";
 import type { Env } from "./env.ts";
 import { fetchHubKey } from "./hub-client.ts";
 import { keyMayActFor } from "./inbox-config.ts";
@@ -25,8 +27,9 @@ import { KeyResolver } from "./key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { receiptSigner } from "./receipts.ts";
+import { isSealed, openSeed, sealSeed } from "./secret-box.ts";
 import type { Signer } from "./receipts.ts";
-import { acknowledge, authenticate, beginDelivery, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./socket-session.ts";
+import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./socket-session.ts";
 
 export type SiblingResult = "stored" | "no_inbox" | "full";
 
@@ -86,16 +89,31 @@ export class Inbox extends DurableObject<Env> {
     return this.config;
   }
 
-  setConfig(config: InboxConfig, hubChanged: boolean): void {
-    this.store.saveConfig(config);
-    this.config = config;
+  /** Saves the config, the receipt key sealed when the Worker has RECEIPT_KEY_SECRET (secret-box.ts). */
+  async setConfig(config: InboxConfig, hubChanged: boolean): Promise<void> {
+    const secret = this.env.RECEIPT_KEY_SECRET;
+    const stored =
+      secret && !isSealed(config.receipt_key.seed)
+        ? { ...config, receipt_key: { ...config.receipt_key, seed: await sealSeed(config.receipt_key.seed, config.agent_id, secret) } }
+        : config;
+    this.store.saveConfig(stored);
+    this.config = stored;
     this.signerPromise = null;
     if (hubChanged) this.keys.clear();
   }
 
   signer(): Promise<Signer> {
-    this.signerPromise ??= receiptSigner(this.requireConfig());
+    this.signerPromise ??= this.openSigner(this.requireConfig());
     return this.signerPromise;
+  }
+
+  private async openSigner(config: InboxConfig): Promise<Signer> {
+    const seed = await openSeed(config.receipt_key.seed, config.agent_id, this.env.RECEIPT_KEY_SECRET);
+    // A seed stored before the operator set the secret is sealed the first time it is needed.
+    if (this.env.RECEIPT_KEY_SECRET && !isSealed(config.receipt_key.seed)) {
+      await this.setConfig(config, false);
+    }
+    return receiptSigner(seed);
   }
 
   intake(nowMs = Date.now()): IntakeContext {
@@ -132,8 +150,17 @@ export class Inbox extends DurableObject<Env> {
   }
 
   /** Whether this inbox is claimed and `publicKey` may act for it (the directory asks). */
-  async authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean }> {
-    return { claimed: this.config !== null, allowed: keyMayActFor(this.config, this.config?.agent_id ?? "", publicKey) };
+  async authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean; admittedByToken: boolean }> {
+    return {
+      claimed: this.config !== null,
+      allowed: keyMayActFor(this.config, this.config?.agent_id ?? "", publicKey),
+      admittedByToken: this.config?.admitted_by_token === true,
+    };
+  }
+
+  /** The operator's admission rule for claims (admission.ts). */
+  admission(): Admission | RelayError {
+    return admissionFrom(this.env);
   }
 
   /** Stores a receipt another inbox of this relay signed for this agent (trusted: relay-internal). */
@@ -217,6 +244,8 @@ export class Inbox extends DurableObject<Env> {
         return;
       }
       if (!state.authed) {
+        // Late is late, even when the frame arrives before the timer ran.
+        if (closeIfAuthOverdue(ws, Date.now()) === null) return;
         if (frame.type !== "auth") {
           send(ws, { type: "error", code: "auth_required", message: "answer the challenge with an auth frame first" });
           return closeSocket(ws, CLOSE_CODES.authFailed, "auth_required");

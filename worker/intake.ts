@@ -5,6 +5,7 @@ import {
   HUB_SENDER,
   MIN_DEDUP_RETENTION_SEC,
   RelayError,
+  TIMESTAMP_WINDOW_SEC,
   payloadHash,
   signingInput,
   toHex,
@@ -69,8 +70,13 @@ export function envelopeFingerprint(envelope: Envelope): string {
   return toHex(sha256(joined));
 }
 
+/**
+ * Only an envelope that says it is from the hub may be unsigned, and only through the token-authenticated
+ * webhook: an empty signature from anyone else is verified like any other (and fails), so it passes
+ * the block-list, the timestamp window and dedup like any other.
+ */
 function isHubMade(envelope: Envelope): boolean {
-  return envelope.from === HUB_SENDER || envelope.sig.value === "";
+  return envelope.from === HUB_SENDER;
 }
 
 export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arrival: Arrival): Promise<Answer> {
@@ -83,6 +89,9 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     throw new RelayError(400, "wrong_recipient", `envelope is addressed to ${envelope.to}, but this is the inbox of ${config.agent_id}`);
   }
   const nowSec = Math.floor(ctx.nowMs / 1000);
+  if (hubMade && Math.abs(nowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
+    throw new RelayError(400, "timestamp_out_of_range", `hub envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${nowSec})`);
+  }
   const previous = store.findDuplicate(envelope.from, envelope.msg_id);
   const fingerprint = envelopeFingerprint(envelope);
   // The very same signed envelope again (a sender's retry): answer as the first time, even after
@@ -113,7 +122,10 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
       });
     }
   }
-  assertCapacity(ctx, arrival.body.byteLength);
+  // A posted envelope is stored as its signed fields re-serialised (parseEnvelope dropped the rest);
+  // a hook body is the hub's, stored as the hub sent it.
+  const body = arrival.via === "direct" ? utf8(JSON.stringify(envelope)) : arrival.body;
+  assertCapacity(ctx, body.byteLength);
 
   const ttlSec = envelope.ttl_sec > 0 ? envelope.ttl_sec : config.limits.hook_ttl_sec;
   const expiresAt = ctx.nowMs + ttlSec * 1000;
@@ -121,7 +133,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     kind: arrival.via === "hook" ? "hook" : "envelope",
     subpath: arrival.via === "hook" ? arrival.subpath : null,
     content_type: arrival.via === "hook" ? arrival.contentType : "application/json",
-    body: arrival.body,
+    body,
     received_at: ctx.nowMs,
     expires_at: expiresAt,
     sender: envelope.from,

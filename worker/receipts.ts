@@ -7,8 +7,9 @@ import type { InboxConfig } from "./inbox-config.ts";
 
 export type Signer = (message: Uint8Array) => Promise<Uint8Array>;
 
-export async function receiptSigner(config: InboxConfig): Promise<Signer> {
-  return importSigningKey(fromBase64(config.receipt_key.seed)!);
+/** The signer for a receipt key's base64 seed (opened from storage by the inbox, secret-box.ts). */
+export async function receiptSigner(seed: string): Promise<Signer> {
+  return importSigningKey(fromBase64(seed)!);
 }
 
 export function signAck(config: InboxConfig, sign: Signer, original: Envelope, nowSec: number): Promise<Envelope> {

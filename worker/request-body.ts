@@ -1,17 +1,21 @@
 // Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole.
-import { RelayError } from "../protocol/index.ts";
+import { RelayError, parseStrictJson } from "../protocol/index.ts";
 
-function tooLarge(limit: number): RelayError {
-  return new RelayError(
-    413,
-    "payload_too_large",
-    `the body is larger than this inbox's limit of ${limit} bytes; send less. (The default is the OpenClaw gateway's own 256 KiB hook limit; the inbox's owner can change limits.max_body_bytes in a claim, but the gateway refuses bigger hook bodies)`,
-  );
+/** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
+export const MESSAGE_LIMIT_ADVICE =
+  "send less. (The default is the OpenClaw gateway's own 256 KiB hook limit; the inbox's owner can change limits.max_body_bytes in a claim, but the gateway refuses bigger hook bodies)";
+
+function tooLarge(limit: number, what: string, advice: string): RelayError {
+  return new RelayError(413, "payload_too_large", `the body is larger than ${what} of ${limit} bytes; ${advice}`);
 }
 
-export async function readBodyCapped(request: Request, limit: number): Promise<Uint8Array> {
+/**
+ * Reads at most `limit` bytes; `what` names the limit ("this inbox's limit", "a card's limit") and
+ * `advice` says what the sender can do, since only some limits are the inbox owner's to change.
+ */
+export async function readBodyCapped(request: Request, limit: number, what = "this inbox's limit", advice = MESSAGE_LIMIT_ADVICE): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit, what, advice);
   if (!request.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -22,7 +26,7 @@ export async function readBodyCapped(request: Request, limit: number): Promise<U
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel();
-      throw tooLarge(limit);
+      throw tooLarge(limit, what, advice);
     }
     chunks.push(value);
   }
@@ -35,10 +39,13 @@ export async function readBodyCapped(request: Request, limit: number): Promise<U
   return out;
 }
 
+/** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
 export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
   try {
-    return JSON.parse(new TextDecoder().decode(bytes));
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
-    throw new RelayError(400, "invalid_json", "the body is not valid JSON");
+    throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
   }
+  return parseStrictJson(text);
 }

@@ -63,6 +63,19 @@ export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number): 
   return deadline;
 }
 
+/**
+ * Closes a socket that has not authenticated by its deadline (4001). Returns the deadline when it
+ * still has time, null otherwise (closed now, or authenticated).
+ */
+export function closeIfAuthOverdue(ws: WebSocket, nowMs: number): number | null {
+  const state = stateOf(ws);
+  if (!state || state.authed) return null;
+  if (state.deadline > nowMs) return state.deadline;
+  send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${AUTH_DEADLINE_MS / 1000} s of the challenge` });
+  closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout");
+  return null;
+}
+
 export async function authenticate(
   ws: WebSocket,
   state: Extract<SocketState, { authed: false }>,

@@ -60,14 +60,15 @@ describe("relay → local agent → gateway", () => {
       alice.keyId,
       alice.sign,
     );
+    // An unsigned display name is dropped by the relay (a2a/0.1 does not sign it): the gateway sees the id.
     const answer = await postEnvelope(fixture.relay().url, { ...envelope, display_name: "Alice" });
     expect(answer.status).toBe(202);
     await waitUntil("the envelope's delivery", () => gateway.received.some((r) => r.body.toString().includes("Hi Bob!")));
     const posted = gateway.received.find((r) => r.body.toString().includes("Hi Bob!"))!;
     expect(posted.subpath).toBe("agentgram_inbox/agent");
     expect(JSON.parse(posted.body.toString())).toEqual({
-      message: `Alice (${home.settings.agent_id}) says: Hi Bob!`,
-      name: `Alice (${home.settings.agent_id})`,
+      message: `${home.settings.agent_id} says: Hi Bob!`,
+      name: home.settings.agent_id,
       channel: "last",
       sessionKey: `agentline:${home.settings.agent_id}`,
     });

@@ -45,45 +45,29 @@ describe("hook frames", () => {
 
 describe("message envelopes", () => {
   it("become the hub's /agent body", () => {
-    const request = gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" }, { display_name: "Alice" })));
+    const request = gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" })));
     expect(request.subpath).toBe(AGENT_SUBPATH);
     expect(request.contentType).toBe("application/json");
-    expect(decode(request.body)).toEqual({ message: "Alice (ag_x) says: Hi", name: "Alice (ag_x)", channel: "last", sessionKey: "agentline:ag_x" });
+    expect(decode(request.body)).toEqual({ message: "ag_x says: Hi", name: "ag_x", channel: "last", sessionKey: "agentline:ag_x" });
   });
 
-  it("use the bare id without a display name (or with a blank one)", () => {
-    for (const extra of [{}, { display_name: "  " }, { display_name: "ag_x" }]) {
-      const body = decode(envelopeRequest(envelope("message", { text: "Hi" }, extra)).body);
+  it("regression: name the sender by its signed id only, whatever unsigned name an envelope carried", () => {
+    for (const extra of [{}, { from_name: "Alice" }]) {
+      const body = decode(gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" }, extra))).body);
       expect(body.message).toBe("ag_x says: Hi");
       expect(body.name).toBe("ag_x");
     }
-  });
-
-  it("accept from_name as the display name too", () => {
-    expect(flatText(envelope("message", { text: "Hi" }, { from_name: "Alice" }))).toBe("Alice (ag_x) says: Hi");
-  });
-
-  it("get the room header for rooms of more than two members", () => {
-    const room = { to: "rm_abc123", display_name: "Alice", room_name: "Project Alpha", room_member_count: 3, room_member_names: ["Alice", "Bob", "Charlie"] };
-    const body = decode(envelopeRequest(envelope("message", { text: "Hi" }, room)).body);
-    expect(body.message).toBe("[群聊「Project Alpha」(rm_abc123) | 3人: Alice, Bob, Charlie]\nAlice (ag_x) says: Hi");
-    expect(body.sessionKey).toBe("agentline:rm_abc123");
-  });
-
-  it("get no room header for a room of two", () => {
-    const room = { to: "rm_abc123", display_name: "Alice", room_name: "Pair", room_member_count: 2, room_member_names: ["Alice", "Bob"] };
-    expect(flatText(envelope("message", { text: "Hi" }, room))).toBe("Alice (ag_x) says: Hi");
   });
 });
 
 describe("contact envelopes go to /wake", () => {
   it.each([
-    ["contact_request", { text: "let's talk" }, "Alice (ag_x) wants to add you as a contact: let's talk"],
-    ["contact_request_response", { accepted: true }, "Alice (ag_x) accepted your contact request"],
-    ["contact_request_response", { accepted: false }, "Alice (ag_x) declined your contact request"],
-    ["contact_removed", {}, "Alice (ag_x) removed you from their contacts"],
+    ["contact_request", { text: "let's talk" }, "ag_x wants to add you as a contact: let's talk"],
+    ["contact_request_response", { accepted: true }, "ag_x accepted your contact request"],
+    ["contact_request_response", { accepted: false }, "ag_x declined your contact request"],
+    ["contact_removed", {}, "ag_x removed you from their contacts"],
   ] as const)("%s %j", (type, payload, text) => {
-    const request = envelopeRequest(envelope(type, payload, { display_name: "Alice" }));
+    const request = envelopeRequest(envelope(type, payload));
     expect(request.subpath).toBe(WAKE_SUBPATH);
     expect(decode(request.body)).toEqual({ text, body: text, mode: "now", sessionKey: "agentline:ag_x" });
   });
@@ -95,9 +79,9 @@ describe("contact envelopes go to /wake", () => {
 
 describe("receipts and system messages go to /agent with readable text", () => {
   it("result", () => {
-    const request = envelopeRequest(envelope("result", { text: "done" }, { display_name: "Alice" }));
+    const request = envelopeRequest(envelope("result", { text: "done" }));
     expect(request.subpath).toBe(AGENT_SUBPATH);
-    expect(decode(request.body).message).toBe("Alice (ag_x) sent the result for your message m-1: done");
+    expect(decode(request.body).message).toBe("ag_x sent the result for your message m-1: done");
   });
 
   it("result with a non-text payload is shown as JSON", () => {

@@ -89,19 +89,26 @@ describe("parseEnvelope", () => {
     }
   });
 
-  it("keeps unsigned extras a hub adds (topic, goal, mentions)", () => {
-    const parsed = parseEnvelope({ ...validEnvelope(), topic: "t1", goal: "g", mentions: ["ag_1"] });
-    expect(parsed.topic).toBe("t1");
-    expect(parsed.goal).toBe("g");
-    expect(parsed.mentions).toEqual(["ag_1"]);
+  it("regression: drops every field a2a/0.1 does not sign (topic, goal, a display name, __proto__), in sig too", () => {
+    const input = JSON.parse(
+      JSON.stringify({ ...validEnvelope(), topic: "t1", goal: "g", display_name: "Alice", thread_id: "x" }).replace(/^\{/, '{"__proto__":{"polluted":true},'),
+    ) as Record<string, unknown>;
+    (input.sig as Record<string, unknown>).extra = "unsigned";
+    const parsed = parseEnvelope(input);
+    expect(Object.keys(parsed).sort()).toEqual(["from", "msg_id", "payload", "payload_hash", "reply_to", "sig", "to", "ts", "ttl_sec", "type", "v"]);
+    expect(Object.keys(parsed.sig).sort()).toEqual(["alg", "key_id", "value"]);
+    expect(JSON.stringify(parsed)).not.toContain("polluted");
   });
 
-  it("turns a missing reply_to into null", () => {
+  it("regression: a missing reply_to is refused (null must be said), naming the field", () => {
     const envelope = validEnvelope();
     delete envelope.reply_to;
-    const parsed = parseEnvelope(envelope);
-    expect(parsed.reply_to).toBeNull();
-    expect(Object.hasOwn(parsed, "reply_to")).toBe(true);
+    expect(() => parseEnvelope(envelope)).toThrow(/reply_to/);
+    expect(parseEnvelope({ ...validEnvelope(), reply_to: null }).reply_to).toBeNull();
+  });
+
+  it("refuses other versions: a2a/0.1 is the only signing input this relay knows", () => {
+    expect(() => parseEnvelope({ ...validEnvelope(), v: "a2a/0.2" })).toThrow(/"v"/);
   });
 
   it("accepts the ttl_sec bounds 0 and 30 days", () => {

@@ -16,7 +16,7 @@ import {
 
 
 describe("signed envelope intake", () => {
-  it("accepts a valid envelope with 202, queues it, and stores the envelope bytes as sent", async () => {
+  it("accepts a valid envelope with 202, queues it, and stores exactly its signed fields (an unsigned extra is dropped)", async () => {
     const inbox = await claimInbox();
     const alice = await registeredAgent();
     const envelope = { ...(await envelopeFrom(alice, inbox.agent.id)), topic: "unsigned extra" };
@@ -28,7 +28,8 @@ describe("signed envelope intake", () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]!.kind).toBe("envelope");
     expect(messages[0]!.id).toBe(answer.id);
-    expect(messages[0]!.body).toBe(JSON.stringify(envelope));
+    const { topic: _dropped, ...signed } = envelope;
+    expect(messages[0]!.body).toBe(JSON.stringify(signed));
     expect(messages[0]!.expires_at - messages[0]!.received_at).toBe(envelope.ttl_sec * 1000);
   });
 

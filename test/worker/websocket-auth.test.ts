@@ -1,5 +1,5 @@
 // GET /inbox/{agent_id}/connect: the challenge, authentication, the auth deadline and bad frames.
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES, PING_FRAME, toBase64, utf8 } from "../../protocol/index.ts";
 import { claimInbox, newAgent, postHook, registerAtHub, signedFetch } from "../support/workerd/agents.ts";
@@ -156,6 +156,22 @@ describe("auth deadline", () => {
     // The deadline is for unauthenticated sockets only.
     const live = await sendHook(inbox, '{"after":"deadline"}');
     expect(ids([await authed.next("message")])).toEqual([live.id]);
+  });
+
+  it("regression: an auth frame that arrives after the deadline, before any alarm ran (alarms may run late), is refused with 4001", async () => {
+    const inbox = await claimInbox();
+    const client = await connect(inbox.agent.id);
+    const challenge = await client.next("challenge");
+    // Age the socket past its deadline without letting the alarm run.
+    await runInDurableObject(stubOf(inbox), (instance) => {
+      for (const ws of instance.sockets()) {
+        const state = ws.deserializeAttachment() as { authed: boolean; deadline: number };
+        if (!state.authed) ws.serializeAttachment({ ...state, deadline: Date.now() - 1 });
+      }
+    });
+    client.send(authFrame(challenge, inbox.agent));
+    expect(await client.next("error")).toMatchObject({ code: "auth_timeout" });
+    expect((await client.closeEvent()).code).toBe(CLOSE_CODES.authTimeout);
   });
 });
 

@@ -3,7 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { PING_FRAME, PONG_FRAME } from "../../protocol/index.ts";
 import { claimInbox, errorCode, newAgent, relayFetch } from "../support/workerd/agents.ts";
-import { authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
+import { UPGRADE_HEADERS, authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { ids, inboxWithHooks, queued, sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";
 
 afterEach(() => closeAllSockets());
@@ -85,7 +85,7 @@ describe("hibernation", () => {
 
 describe("HTTP refusals of /connect", () => {
   it("answers 404 inbox_not_claimed for an inbox nobody claimed", async () => {
-    const res = await relayFetch(`/inbox/${newAgent().id}/connect`, { headers: { Upgrade: "websocket" } });
+    const res = await relayFetch(`/inbox/${newAgent().id}/connect`, { headers: UPGRADE_HEADERS });
     expect(res.status).toBe(404);
     expect(res.webSocket).toBeNull();
     expect(await errorCode(res)).toBe("inbox_not_claimed");
@@ -96,6 +96,17 @@ describe("HTTP refusals of /connect", () => {
     const res = await relayFetch(`/inbox/${inbox.agent.id}/connect`);
     expect(res.status).toBe(426);
     expect(await errorCode(res)).toBe("upgrade_required");
+  });
+
+  it("regression: a handshake without Sec-WebSocket-Key or version 13 is refused in the JSON shape, not the runtime's plain text", async () => {
+    const inbox = await claimInbox();
+    const noKey = await relayFetch(`/inbox/${inbox.agent.id}/connect`, { headers: { Upgrade: "websocket", "Sec-WebSocket-Version": "13" } });
+    expect(noKey.status).toBe(400);
+    expect(await errorCode(noKey)).toBe("invalid_websocket_handshake");
+    const oldVersion = await relayFetch(`/inbox/${inbox.agent.id}/connect`, { headers: { ...UPGRADE_HEADERS, "Sec-WebSocket-Version": "8" } });
+    expect(oldVersion.status).toBe(426);
+    expect(oldVersion.headers.get("sec-websocket-version")).toBe("13");
+    expect(await errorCode(oldVersion)).toBe("upgrade_required");
   });
 
   it("answers 400 invalid_agent_id for a path that is not an agent id", async () => {

@@ -28,12 +28,12 @@ export const NO_HUB = "http://127.0.0.1:9";
 export interface LocalRelay {
   url: string;
   port: number;
-  /** Stops workerd and starts it again on the same port and storage (a redeploy/restart). */
-  restart(): Promise<void>;
+  /** Stops workerd and starts it again on the same port and storage (a redeploy/restart), optionally with new vars. */
+  restart(vars?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
-export async function startRelay(options: { persistDir?: string } = {}): Promise<LocalRelay> {
+export async function startRelay(options: { persistDir?: string; vars?: Record<string, string> } = {}): Promise<LocalRelay> {
   const bundle = inject("relayBundle");
   let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, options);
   const url = (await mf.ready).origin;
@@ -41,8 +41,9 @@ export async function startRelay(options: { persistDir?: string } = {}): Promise
   return {
     url,
     port,
-    restart: async () => {
+    restart: async (vars?: Record<string, string>) => {
       await mf.dispose();
+      if (vars) options = { ...options, vars };
       mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port });
       await mf.ready;
     },

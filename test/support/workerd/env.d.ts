@@ -13,6 +13,7 @@ declare global {
       DIRECTORY: DurableObjectNamespace<Directory>;
       DEFAULT_HUB_URL: string;
       TEST_HUB_URL: string;
+      RECEIPT_KEY_SECRET: string;
     }
   }
 }

@@ -163,9 +163,12 @@ export function authFrame(challenge: FrameOf<"challenge">, signer: Signer, optio
   };
 }
 
+/** The headers of a WebSocket handshake, as a browser or the `ws` library sends them. */
+export const UPGRADE_HEADERS = { Upgrade: "websocket", Connection: "Upgrade", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" };
+
 /** Opens GET /inbox/{agentId}/connect as a WebSocket; fails with the HTTP answer if it is refused. */
 export async function connect(agentId: string): Promise<SocketClient> {
-  const res = await relayFetch(`/inbox/${agentId}/connect`, { headers: { Upgrade: "websocket" } });
+  const res = await relayFetch(`/inbox/${agentId}/connect`, { headers: UPGRADE_HEADERS });
   if (res.status !== 101 || !res.webSocket) throw new Error(`connect refused: ${res.status} ${await res.text()}`);
   return new SocketClient(res.webSocket);
 }

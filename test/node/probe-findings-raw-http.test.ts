@@ -1,0 +1,141 @@
+// The outside probe's findings that need a real socket (the relay bundled in Miniflare on a port):
+// raw paths with dot segments, which fetch() and Request would resolve before sending, and a WebSocket
+// upgrade without Sec-WebSocket-Key, which an in-process fetch fills in (the auth deadline as a remote
+// client sees it is in auth-deadline.e2e.test.ts). Plus one property: whatever raw hook path arrives, a stored sub-path is
+// canonical. The workerd-side findings are in test/worker/bad-input/probe-findings.test.ts.
+import { request } from "node:http";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  agentIdFor, defaultKeyIdFor, formatPublicKey, generateSeed, publicKeyFromSeed, signWithSeed, signedRequestHeaders, toBase64, utf8,
+} from "../../protocol/index.ts";
+import { startRelay } from "../support/node/stack.ts";
+import type { LocalRelay } from "../support/node/stack.ts";
+
+// Fixed so a failure replays exactly: `fc.assert(…, { seed: SEED, path })` with the reported path.
+const SEED = 0x5eed_0005;
+const RAW_PATH_RUNS = 120;
+
+interface RawAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+let relay: LocalRelay;
+beforeAll(async () => {
+  relay = await startRelay();
+});
+afterAll(() => relay?.stop());
+
+/** An HTTP request whose path goes on the wire exactly as given (no URL parsing, no dot resolution). */
+function raw(method: string, path: string, headers: Record<string, string>, body = ""): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port: relay.port, method, path, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), body: Buffer.concat(chunks).toString() }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+interface Inbox {
+  id: string;
+  token: string;
+  signed(method: string, path: string): Promise<Response>;
+}
+
+async function claimInbox(): Promise<Inbox> {
+  const seed = generateSeed();
+  const publicKey = formatPublicKey(publicKeyFromSeed(seed));
+  const id = agentIdFor(publicKey);
+  const signed = async (method: string, path: string, body?: unknown): Promise<Response> => {
+    const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
+    const headers = await signedRequestHeaders(publicKey, method, path, bytes, (m) => signWithSeed(seed, m));
+    return fetch(relay.url + path, { method, headers: { ...headers, "content-type": "application/json" }, ...(body === undefined ? {} : { body: bytes }) });
+  };
+  const receipt = generateSeed();
+  const res = await signed("PUT", `/inbox/${id}`, {
+    keys: [{ key_id: defaultKeyIdFor(publicKey), pubkey: publicKey }],
+    receipt_key: { key_id: defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receipt))), private_key: toBase64(receipt) },
+    hub_url: "http://127.0.0.1:9",
+  });
+  const json = (await res.json()) as { webhook_token?: string };
+  if (res.status !== 201 || !json.webhook_token) throw new Error(`claim failed: ${res.status} ${JSON.stringify(json)}`);
+  return { id, token: json.webhook_token, signed: (method, path) => signed(method, path) };
+}
+
+/** The sub-paths of every stored message (the owner's queue API). */
+async function storedSubpaths(inbox: Inbox): Promise<(string | null)[]> {
+  const res = await inbox.signed("GET", `/inbox/${inbox.id}/queue?limit=200`);
+  const body = (await res.json()) as { messages: { subpath: string | null }[] };
+  return body.messages.map((m) => m.subpath);
+}
+
+const hook = (inbox: Inbox, tail: string) => raw("POST", `/inbox/${inbox.id}/hooks/${tail}`, { authorization: `Bearer ${inbox.token}`, "content-type": "application/json" }, '{"message":"x"}');
+
+describe("finding a, over a real socket: raw dot segments in a hook sub-path", () => {
+  // The runtime resolves plain (and %2e) dot segments before the Worker sees the URL, as the URL
+  // standard says; what reaches the inbox is the resolved path, so a stored sub-path never holds a dot
+  // segment and stays below /hooks/. (Encoded slashes, which would survive resolution, are refused.)
+  it.each([
+    ["a/../b", "b"],
+    ["./a", "a"],
+    ["a/./b", "a/b"],
+    ["a/%2e%2e/b", "b"],
+    ["../hooks/a", "a"],
+  ])("POST hooks/%s (sent raw) is stored, if at all, as the resolved canonical sub-path %s", async (tail, resolved) => {
+    const inbox = await claimInbox();
+    const answer = await hook(inbox, tail);
+    expect(answer.status, answer.body.slice(0, 200)).toBe(202);
+    expect(await storedSubpaths(inbox)).toEqual([resolved]);
+  });
+
+  // These climb out of the inbox's own path: any 4xx will do, as long as nothing is stored.
+  it.each(["../../v1/chat/completions", ".."])("POST hooks/%s (sent raw) is refused with a JSON 4xx and stores nothing", async (tail) => {
+    const inbox = await claimInbox();
+    const answer = await hook(inbox, tail);
+    expect(answer.status, answer.body.slice(0, 200)).toBeGreaterThanOrEqual(400);
+    expect(answer.status, answer.body.slice(0, 200)).toBeLessThan(500);
+    expect((JSON.parse(answer.body) as { error: { code: string } }).error.code).toMatch(/^[a-z_]+$/);
+    expect(await storedSubpaths(inbox)).toEqual([]);
+  });
+});
+
+describe("finding f: a WebSocket upgrade without Sec-WebSocket-Key", () => {
+  it("GET /inbox/{id}/connect with Upgrade: websocket and no key is answered with a JSON error body", async () => {
+    const inbox = await claimInbox();
+    const answer = await raw("GET", `/inbox/${inbox.id}/connect`, { upgrade: "websocket", connection: "Upgrade", "sec-websocket-version": "13" });
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.contentType).toContain("application/json");
+    const body = JSON.parse(answer.body) as { error?: { code?: string; message?: string } };
+    expect(body.error?.code).toMatch(/^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/);
+    expect(typeof body.error?.message).toBe("string");
+  });
+});
+
+const SEGMENT = fc.constantFrom("a", "agentgram_inbox", "wake", ".", "..", "%2e", "%2E%2e", ".%2e", "", "%2F", "%5C", "%00", "%ZZ", "%", "a%2", "%C0%AF", "%FF", "~", "a.b", "..a", "%41", "\\", ";x", "a?b=1", "#f");
+
+describe("raw hook paths, generated", () => {
+  it("never 5xx, errors in the one JSON shape, and every stored sub-path is canonical", { timeout: 60_000 }, async () => {
+    const inbox = await claimInbox();
+    let stored = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(SEGMENT, { minLength: 1, maxLength: 5 }), async (segments) => {
+        const answer = await hook(inbox, segments.join("/"));
+        expect(answer.status === 502 || answer.status === 504 || answer.status < 500, `${answer.status} ${answer.body.slice(0, 200)}`).toBe(true);
+        if (answer.status >= 400) expect((JSON.parse(answer.body) as { error: { code: string } }).error.code).toMatch(/^[a-z_]+$/);
+        if (answer.status === 202) stored++;
+        const subpaths = await storedSubpaths(inbox);
+        expect(subpaths).toHaveLength(stored);
+        for (const subpath of subpaths) {
+          const parts = (subpath ?? "").split("/");
+          expect(parts.every((p) => /^[A-Za-z0-9._~-]+$/.test(p) && p !== "." && p !== ".."), `stored sub-path ${subpath} from ${segments.join("/")}`).toBe(true);
+        }
+      }),
+      { seed: SEED, numRuns: RAW_PATH_RUNS },
+    );
+  });
+});
