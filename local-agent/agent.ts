@@ -10,6 +10,7 @@ import { Delegator } from "./delegation.ts";
 import { DeliveryJournal } from "./delivery-journal.ts";
 import { DeliveryLoop } from "./delivery.ts";
 import { queueSummary } from "./messages.ts";
+import { signedRelayCall } from "./relay-api.ts";
 import type { DeliveryStatus } from "./delivery.ts";
 import { AgentError } from "./errors.ts";
 import { createGatewayClient } from "./gateway-forwarder.ts";
@@ -37,7 +38,11 @@ export interface AgentStatus {
 }
 
 /** What `GET /clawrelay/status` answers: the agent's own status and the relay's live counts. */
-export type AgentStatusAnswer = AgentStatus & { relay_queue: QueueSummary | { error: string } };
+export type AgentStatusAnswer = AgentStatus & {
+  relay_queue: QueueSummary | { error: string };
+  /** The relay's view of the hub link (GET /inbox/{id}/hub), null when it could not be read. */
+  relay_hub: { mode: string; prefix: string; last_receipt: { at: number; ok: boolean; status: number; detail: string } | null; receipts_refused: number } | null;
+};
 
 export interface AgentHandle {
   status(): AgentStatus;
@@ -135,6 +140,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     post: (target, message, key) => gatewayClient.post(target, message, key),
     ack: (id) => client.ack(id),
     reject: (id, rejection) => client.reject(id, rejection),
+    hubPrefix: () => hubPrefix,
     logger,
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
     intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),
@@ -143,6 +149,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const journal = options.journalFile ? DeliveryJournal.open(options.journalFile, { agentId: settings.agent_id }) : null;
   if (journal?.freshReason) logger.warn("delivery journal started afresh", { path: options.journalFile ?? null, reason: journal.freshReason });
 
+  let hubPrefix = settings.hub?.prefix ?? "agentgram";
   let markReplaced: () => void = () => {};
   const replaced = new Promise<void>((resolve) => (markReplaced = resolve));
   const client: RelayClient = new RelayClient({
@@ -157,6 +164,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       relay.state = state;
       relay.since = Date.now();
       relay.backlog = detail.backlog ?? relay.backlog;
+      // Only the two prefixes hubs use: a relay's word cannot steer posts to another gateway path.
+      if (detail.hubPrefix === "agentgram" || detail.hubPrefix === "botcord") hubPrefix = detail.hubPrefix;
       relay.error = detail.error ?? (state === "connected" ? null : relay.error);
       if (state === "replaced") markReplaced();
     },
@@ -186,7 +195,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     // The relay holds the truth about the backlog and the dead shelf: asked on every status call.
     "GET /clawrelay/status": async () => {
       const relayQueue = await queueSummary({ relayUrl: settings.relay_url, agentId: settings.agent_id, identity }).catch((err: Error) => ({ error: err.message }));
-      return { status: 200, body: { ...status(), relay_queue: relayQueue } };
+      const hub = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/hub`).catch(() => null);
+      return { status: 200, body: { ...status(), relay_queue: relayQueue, relay_hub: hub?.status === 200 ? hub.body : null } };
     },
   });
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { AgentError } from "./errors.ts";
+import { instantMs } from "./hub-client.ts";
 import { identityFromPrivateKey } from "./identity.ts";
 import type { Identity } from "./identity.ts";
 
@@ -11,7 +12,15 @@ export interface AgentlineCredentials {
   identity: Identity;
   hubUrl: string | null;
   displayName: string | null;
+  /** The hub JWT the Agentline client saved, and when it expires (ms since the epoch), if present. */
+  token: string | null;
+  tokenExpiresAt: number | null;
   path: string;
+}
+
+/** The credentials file of one agent (it may not exist). */
+export function credentialsFileOf(dir: string, agentId: string): string {
+  return join(dir, "credentials", `${agentId}.json`);
 }
 
 export function agentlineDir(home = homedir()): string {
@@ -21,7 +30,7 @@ export function agentlineDir(home = homedir()): string {
 /** Which credentials file to import: the named agent, else default.json's choice, else the only one. */
 export function chooseCredentialsFile(dir: string, agentId?: string): string {
   const credentials = join(dir, "credentials");
-  if (agentId) return join(credentials, `${agentId}.json`);
+  if (agentId) return credentialsFileOf(dir, agentId);
   const defaultFile = join(dir, "default.json");
   if (existsSync(defaultFile)) {
     const pointer = JSON.parse(readFileSync(defaultFile, "utf8")) as { agent_id?: unknown; default?: unknown };
@@ -48,6 +57,8 @@ export function readAgentlineCredentials(path: string): AgentlineCredentials {
     identity,
     hubUrl: typeof data.hub_url === "string" ? data.hub_url : null,
     displayName: typeof data.display_name === "string" ? data.display_name : null,
+    token: typeof data.token === "string" && data.token !== "" ? data.token : null,
+    tokenExpiresAt: instantMs(data.token_expires_at),
     path,
   };
 }

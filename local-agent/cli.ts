@@ -12,13 +12,15 @@ import { cardPath } from "./card-file.ts";
 import { doctorReport, runDoctor } from "./doctor.ts";
 import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
+import { registerWithHub } from "./hub-link.ts";
+import { hubStatus, hubStatusText } from "./hub-status.ts";
 import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
 import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, parseMessageId, parseState, replayMessage, showMessage, summaryLine } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
 import { postEnvelope, relayErrorText } from "./relay-api.ts";
-import { journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
-import type { AgentSettings } from "./settings.ts";
+import { HUB_MODES, HUB_PREFIXES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
+import type { AgentSettings, HubMode, HubPrefix } from "./settings.ts";
 
 const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
 
@@ -26,6 +28,9 @@ const USAGE = `clawrelay — a permanent public inbox for your OpenClaw agent
   clawrelay start [--json] [GATEWAY FLAGS]
   clawrelay status [--json]
   clawrelay doctor [GATEWAY FLAGS]
+  clawrelay hub register [--mode webhook|pull] [--prefix agentgram|botcord] [--agentline-token JWT] [--open] [--claim-token TOKEN]
+                                                           register the inbox with the hub: JWT, receipt key, endpoint, policy
+  clawrelay hub status [--json] [--agentline-token JWT]    what the relay and the hub say: receipts, keys, endpoint, policy
   clawrelay send --to AGENT_ID (--text TEXT | --payload JSON) [--type message] [--reply-to MSG_ID] [--ttl SEC] [--json]
   clawrelay messages [--state queued|sent|dead] [--json]   what the inbox holds, and why a message is dead
   clawrelay messages show ID [--json]                      one message: its metadata and body
@@ -59,6 +64,10 @@ const { values, positionals } = parseArgs({
     "hooks-path": { type: "string" },
     "openclaw-config": { type: "string" },
     state: { type: "string" },
+    mode: { type: "string" },
+    prefix: { type: "string" },
+    "agentline-token": { type: "string" },
+    open: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -131,8 +140,15 @@ async function status(): Promise<void> {
       ...(d.paused ? [`PAUSED    ${d.paused}`] : []),
       ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
       ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
+      ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
     ].join("\n"),
   );
+}
+
+function hubLine(hub: NonNullable<AgentStatusAnswer["relay_hub"]>): string {
+  const r = hub.last_receipt;
+  const receipt = !r ? "no receipt sent yet" : r.ok ? `last receipt accepted at ${new Date(r.at).toISOString()}` : `last receipt REFUSED (${r.status} ${r.detail}) at ${new Date(r.at).toISOString()} — see clawrelay hub status`;
+  return `hub       ${hub.mode} (prefix ${hub.prefix}); ${receipt}${hub.receipts_refused > 0 ? `; ${hub.receipts_refused} refused in all` : ""}`;
 }
 
 function inboxAccess(settings: AgentSettings): InboxAccess {
@@ -194,6 +210,33 @@ async function send(): Promise<void> {
   print(`queued at ${values.to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`);
 }
 
+async function hub(): Promise<void> {
+  const action = positionals[1];
+  const agentlineToken = values["agentline-token"];
+  if (action === "status") {
+    const report = await hubStatus({ settingsPath: path, ...(agentlineToken ? { agentlineToken } : {}) });
+    print(values.json ? JSON.stringify(report, null, 2) : hubStatusText(report));
+    if (!report.verdict.ok) process.exitCode = 1;
+    return;
+  }
+  if (action !== "register") throw new AgentError("usage", `unknown hub action "${action ?? ""}": use register or status`);
+  const mode = values.mode as HubMode | undefined;
+  if (mode !== undefined && !HUB_MODES.includes(mode)) throw new AgentError("usage", `--mode must be one of ${HUB_MODES.join(", ")}`);
+  const prefix = values.prefix as HubPrefix | undefined;
+  if (prefix !== undefined && !HUB_PREFIXES.includes(prefix)) throw new AgentError("usage", `--prefix must be one of ${HUB_PREFIXES.join(", ")}`);
+  const claimToken = values["claim-token"] ?? process.env.CLAWRELAY_CLAIM_TOKEN;
+  const result = await registerWithHub({
+    settingsPath: path,
+    ...(mode ? { mode } : {}),
+    ...(prefix ? { prefix } : {}),
+    ...(agentlineToken ? { agentlineToken } : {}),
+    ...(claimToken ? { claimToken } : {}),
+    open: values.open === true,
+    say: values.json ? () => {} : print,
+  });
+  if (values.json) print(JSON.stringify(result, null, 2));
+}
+
 async function main(): Promise<void> {
   const command = positionals[0];
   if (values.help || !command) return print(USAGE);
@@ -227,6 +270,8 @@ async function main(): Promise<void> {
       return send();
     case "messages":
       return messages();
+    case "hub":
+      return hub();
     default:
       throw new AgentError("usage", `unknown command "${command}"\n\n${USAGE}`);
   }

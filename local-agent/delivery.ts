@@ -56,6 +56,8 @@ export interface DeliveryOptions {
   logger: Logger;
   /** Intercepts an envelope before the gateway (receipts awaited here, tasks); true = handled. */
   intercept?(envelope: Envelope): boolean;
+  /** The hub's sub-path prefix for envelopes the relay delivers itself (from `ready`; default agentgram). */
+  hubPrefix?(): string;
 }
 
 const RECENT_REJECTIONS = 20;
@@ -135,7 +137,7 @@ export class DeliveryLoop {
     try {
       const envelope = frameEnvelope(frame);
       if (envelope && this.options.intercept?.(envelope)) return this.options.ack(frame.id);
-      request = gatewayRequestFor(frame, envelope);
+      request = gatewayRequestFor(frame, envelope, this.options.hubPrefix?.() ?? "agentgram");
       if (!isCanonicalSubpath(request.subpath)) {
         throw new Error(`its sub-path "${request.subpath.slice(0, 80)}" is not canonical, so it could leave hooks.path; it was not posted`);
       }

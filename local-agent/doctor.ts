@@ -3,13 +3,13 @@ import { isAgentId } from "../protocol/index.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "./agent.ts";
 import { settingsIdentity } from "./identity.ts";
 import type { Identity } from "./identity.ts";
-import { AGENT_SUBPATH, WAKE_SUBPATH } from "./hub-format.ts";
 import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
 import { fileMode, loadSettings } from "./settings.ts";
-import type { AgentSettings } from "./settings.ts";
+import { HUB_PREFIXES } from "./settings.ts";
+import type { AgentSettings, HubPrefix } from "./settings.ts";
 
 export type Level = "OK" | "WARN" | "FAIL";
 
@@ -73,12 +73,34 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     add(gateway.hooksPath === "/hooks" ? "OK" : "WARN", `hooks.path is ${gateway.hooksPath}`);
     if (await portIsListening(gateway.port)) add("OK", `gateway listening on 127.0.0.1:${gateway.port} (${gateway.portSource})`);
     else add("FAIL", `nothing listens on 127.0.0.1:${gateway.port} (${gateway.portSource})`, "start the gateway: openclaw gateway");
-    for (const subpath of [AGENT_SUBPATH, WAKE_SUBPATH]) {
-      if (gateway.mappingPaths.includes(subpath)) add("OK", `hooks.mappings has ${subpath}`);
-      else add("FAIL", `hooks.mappings has no entry for ${subpath}: the gateway will answer 404`, `add { "match": { "path": "${subpath}" }, … } as the Agentline set-up does`);
-    }
+    mappingChecks(gateway.mappingPaths, settings?.hub?.prefix, add);
   }
   return checks;
+}
+
+const pairOf = (prefix: HubPrefix) => [`${prefix}_inbox/agent`, `${prefix}_inbox/wake`];
+
+/**
+ * The hub posts to <prefix>_inbox/agent and …/wake: `agentgram` on Agentline, `botcord` in the public
+ * code. Either full pair passes; with a prefix chosen by `hub register`, only its own pair is OK.
+ */
+function mappingChecks(paths: string[], chosen: HubPrefix | undefined, add: (level: Level, what: string, fix?: string) => void): void {
+  const mapped = HUB_PREFIXES.filter((prefix) => pairOf(prefix).every((p) => paths.includes(p)));
+  const preferred = chosen ?? mapped[0] ?? "agentgram";
+  if (mapped.includes(preferred)) {
+    for (const subpath of pairOf(preferred)) add("OK", `hooks.mappings has ${subpath}`);
+    return;
+  }
+  const other = mapped[0];
+  if (other) {
+    add("WARN", `hooks.mappings has ${other}_inbox/agent and …/wake, but the hub was registered with prefix ${preferred}: its webhooks will get 404`,
+      `add mappings for ${pairOf(preferred).join(" and ")}, or run clawrelay hub register --prefix ${other}`);
+    return;
+  }
+  for (const subpath of pairOf(preferred)) {
+    if (paths.includes(subpath)) add("OK", `hooks.mappings has ${subpath}`);
+    else add("FAIL", `hooks.mappings has no entry for ${subpath}: the gateway will answer 404`, `add { "match": { "path": "${subpath}" }, … } as the Agentline set-up does`);
+  }
 }
 
 export function doctorReport(checks: Check[]): string {

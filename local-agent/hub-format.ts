@@ -6,6 +6,11 @@ import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
 export const AGENT_SUBPATH = "agentgram_inbox/agent";
 export const WAKE_SUBPATH = "agentgram_inbox/wake";
 
+/** The Agentline service posts to agentgram_inbox/…, the public hub code to botcord_inbox/… (settings.ts HUB_PREFIXES). */
+export function hubSubpaths(prefix: string): { agent: string; wake: string } {
+  return { agent: `${prefix}_inbox/agent`, wake: `${prefix}_inbox/wake` };
+}
+
 export interface GatewayRequest {
   subpath: string;
   contentType: string;
@@ -61,16 +66,20 @@ function json(value: unknown): Uint8Array {
   return utf8(JSON.stringify(value));
 }
 
-/** The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts. */
-export function envelopeRequest(envelope: Envelope): GatewayRequest {
+/**
+ * The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts,
+ * under the prefix the inbox's hub uses (the relay says which in `ready`), so one pair of mappings serves.
+ */
+export function envelopeRequest(envelope: Envelope, prefix = "agentgram"): GatewayRequest {
+  const subpaths = hubSubpaths(prefix);
   const message = flatText(envelope);
   const sessionKey = `agentline:${envelope.from}`;
   if (WAKE_TYPES.has(envelope.type)) {
     // The hub's code sends `body`, its guide says `text`; the built-in /wake needs `text`. Send both.
-    return { subpath: WAKE_SUBPATH, contentType: "application/json", body: json({ text: message, body: message, mode: "now", sessionKey }) };
+    return { subpath: subpaths.wake, contentType: "application/json", body: json({ text: message, body: message, mode: "now", sessionKey }) };
   }
   return {
-    subpath: AGENT_SUBPATH,
+    subpath: subpaths.agent,
     contentType: "application/json",
     body: json({ message, name: senderLabel(envelope), channel: "last", sessionKey }),
   };
@@ -82,7 +91,7 @@ export function frameEnvelope(frame: DeliveryFrame): Envelope | null {
 }
 
 /** What to post for a delivered frame: hook bodies unchanged, envelopes as the hub would format them. */
-export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame)): GatewayRequest {
-  if (!envelope) return { subpath: frame.subpath ?? AGENT_SUBPATH, contentType: frame.content_type, body: frameBytes(frame) };
-  return envelopeRequest(envelope);
+export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame), prefix = "agentgram"): GatewayRequest {
+  if (!envelope) return { subpath: frame.subpath ?? hubSubpaths(prefix).agent, contentType: frame.content_type, body: frameBytes(frame) };
+  return envelopeRequest(envelope, prefix);
 }

@@ -1,5 +1,5 @@
 // `clawrelay init`: make or import the agent's key, make the receipt key, claim the inbox, save the
-// settings (mode 600), and say how to register the inbox with the hub.
+// settings (mode 600), and point at `clawrelay hub register` (hub-link.ts) for the hub's side.
 import { existsSync } from "node:fs";
 import { DEFAULT_HUB_URL } from "../protocol/index.ts";
 import { agentlineDir, chooseCredentialsFile, readAgentlineCredentials } from "./agentline-credentials.ts";
@@ -85,10 +85,9 @@ export async function runInit(options: InitOptions): Promise<InitResult> {
   return { settings, created: answer.status === 201, hooksUrl: urls.hooks, webhookToken: settings.webhook_token ?? null };
 }
 
-/** What `init` prints: the public webhook URL, the token, and how to register both with the hub. */
+/** What `init` prints: the public webhook URL, the token, and the one command that links the hub. */
 export function initReport(result: InitResult, settingsPath: string): string {
   const { settings } = result;
-  const registration = JSON.stringify({ url: result.hooksUrl, webhook_token: result.webhookToken });
   return [
     `${result.created ? "Claimed" : "Updated"} inbox ${settings.agent_id} on ${settings.relay_url}`,
     `settings: ${settingsPath} (mode 600)`,
@@ -96,12 +95,14 @@ export function initReport(result: InitResult, settingsPath: string): string {
     `public webhook URL: ${result.hooksUrl}`,
     `webhook token:      ${result.webhookToken ?? "(unchanged; run init --rotate-token for a new one)"}`,
     ``,
-    `Register them with the hub (with your agent's JWT):`,
-    `  curl -X POST ${settings.hub_url}/registry/agents/${settings.agent_id}/endpoints \\`,
-    `    -H "Authorization: Bearer $AGENTLINE_JWT" -H "Content-Type: application/json" \\`,
-    `    -d '${registration}'`,
-    `The hub probes ${result.hooksUrl}/agentgram_inbox/agent and …/wake; the relay answers both.`,
-    `For the hub to accept the relay's signed receipts, add the receipt key to your agent:`,
-    `  POST ${settings.hub_url}/registry/agents/${settings.agent_id}/keys {"pubkey":"${settings.receipt_key.public_key}"} (then verify its challenge)`,
+    `Next, link the inbox to its hub (no manual requests with a JWT needed):`,
+    `  clawrelay hub register               a hub that posts webhooks (it probes the URL above)`,
+    `  clawrelay hub register --mode pull   a hub without webhooks (today's hub code): the inbox pulls every 15 s`,
+    `  (a hub without webhooks is also detected: register then switches to pull by itself)`,
+    `It signs in to ${settings.hub_url} with the token of your Agentline credentials file while it is valid (the`,
+    `hub's JWT, valid 24 h), else with this agent's own key; adds the receipt key as a second key of the agent`,
+    `(the hub assigns its id) so the hub accepts the relay's signed receipts; and tells the relay.`,
+    `New hub agents are contacts_only: a stranger's first message is refused with 403 NOT_IN_CONTACTS.`,
+    `Add --open to take messages from anyone (it sets {"message_policy":"open"} at the hub).`,
   ].join("\n");
 }

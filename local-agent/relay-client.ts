@@ -17,7 +17,7 @@ export interface RelayClientOptions {
   window?: number;
   logger: Logger;
   onMessage(frame: DeliveryFrame): void;
-  onState?(state: ConnectionState, detail: { backlog?: number; error?: string }): void;
+  onState?(state: ConnectionState, detail: { backlog?: number; error?: string; hubPrefix?: string }): void;
   /** Dropped when the socket drops: the relay sends every unacknowledged message again. */
   onDisconnect?(): void;
   /** Where finished ids and the cursor persist (none: in memory only, as in tests of the socket). */
@@ -126,7 +126,7 @@ export class RelayClient {
     this.setState("closed", {});
   }
 
-  private setState(state: ConnectionState, detail: { backlog?: number; error?: string }): void {
+  private setState(state: ConnectionState, detail: { backlog?: number; error?: string; hubPrefix?: string }): void {
     this.state = state;
     this.options.onState?.(state, detail);
   }
@@ -185,7 +185,7 @@ export class RelayClient {
         }
         this.startHeartbeat(socket);
         logger.info("relay connected", { url, after: frame.after, backlog: frame.backlog });
-        this.setState("connected", { backlog: frame.backlog });
+        this.setState("connected", { backlog: frame.backlog, ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}) });
       } else if (frame.type === "message") {
         if (frame.id <= this.finishedUpTo || this.open.has(frame.id)) return;
         if (this.options.journal?.has(frame.id)) {

@@ -13,6 +13,23 @@ export interface KeySettings {
   public_key: string;
 }
 
+/** Where the hub delivers: it pushes webhooks to the inbox, or the relay pulls from the hub's inbox. */
+export type HubMode = "webhook" | "pull";
+export const HUB_MODES: readonly HubMode[] = ["webhook", "pull"];
+/** The hub's webhook sub-path prefix: `agentgram` on the Agentline service, `botcord` in the public code. */
+export type HubPrefix = "agentgram" | "botcord";
+export const HUB_PREFIXES: readonly HubPrefix[] = ["agentgram", "botcord"];
+
+/** What `clawrelay hub register` settled with the hub (local-agent/hub-link.ts). */
+export interface HubSettings {
+  mode: HubMode;
+  prefix: HubPrefix;
+  /** ms since the epoch. */
+  registered_at: number;
+  /** The hub's state for the webhook endpoint (`active`, `unverified`, …); absent in pull mode. */
+  endpoint_state?: string;
+}
+
 export interface AgentSettings {
   relay_url: string;
   agent_id: string;
@@ -38,6 +55,7 @@ export interface AgentSettings {
   openclaw_agent?: string;
   /** How long a delegation waits for the target's result (default 180000). */
   delegate_timeout_ms?: number;
+  hub?: HubSettings;
 }
 
 export function settingsHome(env: Environment): string {

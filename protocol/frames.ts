@@ -32,8 +32,10 @@ export type ServerFrame =
    * `backlog`: messages waiting to be delivered (queued, including those about to be sent here);
    * `dead`: messages on the dead-letter shelf; `last_id`: the newest id the inbox ever handed out.
    * A client whose cursor is above `last_id` is talking to an inbox whose state was wiped.
+   * `hub_prefix`: the sub-path prefix the agent's hub uses ("agentgram", "botcord"): envelopes the relay
+   * delivers itself are posted under `<prefix>_inbox/agent|wake`, so one pair of mappings serves all.
    */
-  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number }
+  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number; hub_prefix?: string }
   | DeliveryFrame
   /** Message `id` is on the dead-letter shelf, as a reject frame asked: the client may move its cursor past it. */
   | { type: "rejected"; id: number }

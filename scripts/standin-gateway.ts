@@ -183,7 +183,8 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
 }
 
 /** An openclaw.json (JSON5, as users write it) that points the local agent at `gateway`. */
-export function openClawConfigFor(gateway: StandinGateway, options: { chatCompletions?: boolean; extra?: string } = {}): string {
+export function openClawConfigFor(gateway: StandinGateway, options: { chatCompletions?: boolean; extra?: string; prefix?: string } = {}): string {
+  const prefix = options.prefix ?? "agentgram";
   return `// written for a clawrelay stand-in gateway
 {
   gateway: {
@@ -196,8 +197,8 @@ export function openClawConfigFor(gateway: StandinGateway, options: { chatComple
     token: "${gateway.token}",
     path: "${gateway.hooksPath}",
     mappings: [
-      { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
-      { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
+      { match: { path: "${prefix}_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}" },
+      { match: { path: "${prefix}_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
     ],
   },${options.extra ?? ""}
 }

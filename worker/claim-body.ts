@@ -13,6 +13,7 @@ const FIELDS: Record<string, readonly string[] | null> = {
   rate_per_minute: null,
   limits: ["max_body_bytes", "max_queue_messages", "max_queue_bytes", "hook_ttl_sec", "dead_ttl_sec"],
   rotate_webhook_token: null,
+  hub: ["mode", "prefix", "pull_interval_sec"],
 };
 
 const KEY_FIELDS = ["key_id", "pubkey", "state"];

@@ -2,14 +2,29 @@
 // messages whose TTL ended (and telling their senders), deleting dead ones past the shelf's TTL,
 // closing sockets that never authenticated, retrying queued receipts.
 import { INBOX_DEFAULTS, isAgentId } from "../protocol/index.ts";
-import { deadTtlSec } from "./inbox-config.ts";
+import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub-client.ts";
+import type { ReceiptPostResult } from "./hub-client.ts";
+import { bridgeHistory, pullFromHub } from "./hub-sync.ts";
 import type { Inbox } from "./inbox.ts";
 import { signTtlExpired } from "./receipts.ts";
 import { closeIfAuthOverdue } from "./socket-session.ts";
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const IN_FLIGHT_RECHECK_MS = 30_000;
+
+function noteReceipt(inbox: Inbox, body: string, result: ReceiptPostResult, nowMs: number): void {
+  const state = inbox.store.loadHubState();
+  let msgId: string | null = null;
+  try {
+    msgId = String((JSON.parse(body) as { reply_to?: unknown }).reply_to ?? "") || null;
+  } catch {
+    // A receipt we built ourselves is JSON; nothing to name otherwise.
+  }
+  state.last_receipt = { at: nowMs, ok: result.outcome === "accepted", status: result.status, detail: result.detail, msg_id: msgId };
+  if (result.outcome === "refused") state.receipts_refused += 1;
+  inbox.store.saveHubState(state);
+}
 
 /** The hub's own schedule for webhook retries: 1, 2, 4 … 60 s. */
 export function retryDelayMs(attempts: number): number {
@@ -46,7 +61,11 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
   for (const item of inbox.store.dueOutbox(nowMs)) {
     let outcome: "accepted" | "gone" | "retry";
     if (item.target.startsWith("hub:")) {
-      outcome = await postHubReceipt(item.target.slice(4), item.body);
+      const result = await postHubReceipt(item.target.slice(4), item.body);
+      // A permanent refusal (a key id the hub does not know, no such record) cannot get better by
+      // retrying: it ends here and shows in `clawrelay hub status` / `status`.
+      outcome = result.outcome === "accepted" ? "accepted" : result.outcome === "refused" ? "gone" : "retry";
+      noteReceipt(inbox, item.body, result, nowMs);
     } else {
       const agentId = item.target.slice("relay:".length);
       try {
@@ -60,6 +79,21 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
       inbox.store.rescheduleOutbox(item.id, item.attempts + 1, nowMs + retryDelayMs(item.attempts));
     } else {
       inbox.store.removeOutbox(item.id);
+    }
+  }
+
+  if (config) {
+    const link = hubLinkOf(config);
+    const state = inbox.store.loadHubState();
+    // The pull schedule lives in memory: after an eviction the next alarm simply pulls at once.
+    if (link.mode === "pull") {
+      if (inbox.nextPullAt === null || inbox.nextPullAt <= nowMs) inbox.nextPullAt = await pullFromHub(inbox, nowMs);
+      consider(inbox.nextPullAt);
+    }
+    if (link.mode === "webhook" && state.bridge_due_at !== null) {
+      if (state.bridge_due_at <= nowMs) await bridgeHistory(inbox, nowMs);
+      const due = inbox.store.loadHubState().bridge_due_at;
+      if (due !== null) consider(due);
     }
   }
 

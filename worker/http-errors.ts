@@ -37,7 +37,7 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/inbox\/[^/]+$/, ["PUT"]],
   [/^\/inbox\/[^/]+\/hooks\/.+$/, ["POST"]],
   [/^\/inbox\/[^/]+\/envelopes$/, ["POST"]],
-  [/^\/inbox\/[^/]+\/(?:connect|messages|queue)$/, ["GET"]],
+  [/^\/inbox\/[^/]+\/(?:connect|messages|queue|hub)$/, ["GET"]],
   [/^\/inbox\/[^/]+\/queue\/[^/]+$/, ["GET", "DELETE"]],
   [/^\/inbox\/[^/]+\/queue\/[^/]+\/replay$/, ["POST"]],
   [/^\/directory\/agents\/[^/]+$/, ["GET", "PUT", "DELETE"]],

@@ -14,6 +14,8 @@ import {
 } from "../protocol/index.ts";
 import type { KeyState } from "../protocol/index.ts";
 import { checkClaimFields, parseHubUrl } from "./claim-body.ts";
+import { HUB_LINK_DEFAULTS, parseHubLink } from "./hub-link.ts";
+import type { HubLink } from "./hub-link.ts";
 
 export interface StoredKey {
   key_id: string;
@@ -43,6 +45,8 @@ export interface InboxConfig {
   /** `seed`: base64 of the 32-byte seed, or sealed ("enc:v1:…") when the Worker has RECEIPT_KEY_SECRET. */
   receipt_key: { key_id: string; seed: string; pubkey: string };
   hub_url: string;
+  /** How the hub delivers and which prefix it uses (inboxes claimed before it existed lack it). */
+  hub?: HubLink;
   policy: InboxPolicy;
   rate_per_minute: number;
   limits: InboxLimits;
@@ -169,6 +173,7 @@ export function applyClaim(input: ClaimInput): InboxConfig {
     receipt_key,
     hub_url:
       body.hub_url !== undefined ? parseHubUrl(body.hub_url) : (existing?.hub_url ?? input.defaultHubUrl ?? DEFAULT_HUB_URL),
+    ...(body.hub !== undefined || existing?.hub ? { hub: body.hub === undefined ? existing!.hub! : parseHubLink(body.hub, hubLinkOf(existing)) } : {}),
     policy,
     rate_per_minute:
       body.rate_per_minute === undefined
@@ -182,6 +187,10 @@ export function applyClaim(input: ClaimInput): InboxConfig {
   };
 }
 
+export function hubLinkOf(config: InboxConfig | null): HubLink {
+  return config?.hub ?? HUB_LINK_DEFAULTS;
+}
+
 export function deadTtlSec(config: InboxConfig): number {
   return config.limits.dead_ttl_sec ?? INBOX_DEFAULTS.deadTtlSec;
 }
@@ -193,6 +202,7 @@ export function publicView(config: InboxConfig) {
     keys: config.keys,
     receipt_key: { key_id: config.receipt_key.key_id, pubkey: config.receipt_key.pubkey },
     hub_url: config.hub_url,
+    hub: hubLinkOf(config),
     policy: config.policy,
     rate_per_minute: config.rate_per_minute,
     limits: { ...config.limits, dead_ttl_sec: deadTtlSec(config) },

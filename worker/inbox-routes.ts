@@ -17,6 +17,8 @@ import type { Inbox } from "./inbox.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "./intake.ts";
 import { parseJsonBody, readBodyCapped } from "./request-body.ts";
 import { assertMayClaim, claimHasToken } from "./admission.ts";
+import { hubRoutes } from "./hub-routes.ts";
+import { acceptFlatHubHook, learnPrefix } from "./hub-sync.ts";
 import { queryInteger } from "./query-params.ts";
 import { verifySignedRequest } from "./request-auth.ts";
 import { queueRoutes } from "./queue-routes.ts";
@@ -67,6 +69,8 @@ export function inboxRouter(inbox: Inbox): Hono {
       admittedByToken: claimHasToken(admission, c.req.raw.headers),
     });
     await inbox.setConfig(config, existing?.hub_url !== config.hub_url);
+    // A link set to pull starts pulling at once (the alarm keeps it going).
+    if (config.hub?.mode === "pull") await inbox.ensureAlarm(now);
     const urls = inboxUrls(c.req.raw, agentId);
     return c.json(
       {
@@ -98,12 +102,15 @@ export function inboxRouter(inbox: Inbox): Hono {
     const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
     const shape = classifyHookBody(body);
     // The hub probes both sub-paths with {"probe": true} at registration; a probe is never stored.
-    if (shape.kind === "probe") return c.json({ ok: true, probe: true }, 200);
+    if (shape.kind === "probe") {
+      learnPrefix(inbox, subpath);
+      return c.json({ ok: true, probe: true }, 200);
+    }
     const arrival = { via: "hook" as const, body, subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
-    const intake = inbox.intake();
-    const answer =
-      shape.kind === "envelope" ? await acceptEnvelope(intake, parseEnvelope(shape.envelope), arrival) : await acceptOpaqueHook(intake, arrival);
-    return c.json(answer, 202);
+    const now = Date.now();
+    if (shape.kind === "envelope") return c.json(await acceptEnvelope(inbox.intake(now), parseEnvelope(shape.envelope), arrival), 202);
+    const bridged = await acceptFlatHubHook(inbox, arrival, now);
+    return c.json(bridged ?? (await acceptOpaqueHook(inbox.intake(now), arrival)), 202);
   });
 
   app.post("/inbox/:agent_id/envelopes", async (c) => {
@@ -166,5 +173,6 @@ export function inboxRouter(inbox: Inbox): Hono {
   });
 
   app.route("/", queueRoutes(inbox));
+  app.route("/", hubRoutes(inbox));
   return app;
 }

@@ -1,6 +1,8 @@
 // All SQLite access of one inbox. The Durable Object (inbox.ts) decides; this module stores.
 // It counts the rows every statement writes so tests and the benchmark can report writes per message.
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { EMPTY_HUB_STATE } from "./hub-link.ts";
+import type { HubState } from "./hub-link.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 
 export interface StoredMessage {
@@ -197,6 +199,16 @@ export class InboxStore {
     return rows.length === 1;
   }
 
+  /** Stores a message that is dead on arrival (a record pulled from the hub that failed the relay's checks). */
+  insertDead(m: NewMessage, dead: DeadLetter): number {
+    const seq = this.insertMessage({ ...m, expires_at: dead.keepUntil });
+    this.exec(
+      `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = ?, dead_at = ? WHERE seq = ?`,
+      dead.reason, dead.status, dead.attempts, dead.nowMs, seq,
+    );
+    return seq;
+  }
+
   /**
    * Puts a dead message back in the queue under a new id (the old one is kept as replay_of), so every
    * consumer's cursor stays valid and the gateway sees a fresh Idempotency-Key. Null when not dead.
@@ -251,6 +263,17 @@ export class InboxStore {
     }
   }
 
+  // --- hub link state (hub-link.ts) -------------------------------------------------------------
+
+  loadHubState(): HubState {
+    const row = this.exec(`SELECT value FROM meta WHERE key = 'hub_state'`)[0];
+    return row ? { ...EMPTY_HUB_STATE, ...(JSON.parse(String(row.value)) as Partial<HubState>) } : { ...EMPTY_HUB_STATE };
+  }
+
+  saveHubState(state: HubState): void {
+    this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('hub_state', ?)`, JSON.stringify(state));
+  }
+
   // --- dedup --------------------------------------------------------------------------------
 
   findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {
@@ -277,6 +300,10 @@ export class InboxStore {
 
   enqueueOutbox(target: string, body: string, nextAt: number, expiresAt: number): void {
     this.exec(`INSERT INTO outbox (target, body, attempts, next_at, expires_at) VALUES (?, ?, 0, ?, ?)`, target, body, nextAt, expiresAt);
+  }
+
+  countOutbox(targetPrefix: string): number {
+    return Number(this.one(`SELECT count(*) AS n FROM outbox WHERE substr(target, 1, ?) = ?`, targetPrefix.length, targetPrefix).n);
   }
 
   dueOutbox(nowMs: number): OutboxItem[] {

@@ -16,7 +16,8 @@ import { admissionFrom } from "./admission.ts";
 import type { Admission } from "./admission.ts";
 import type { Env } from "./env.ts";
 import { fetchHubKey } from "./hub-client.ts";
-import { keyMayActFor } from "./inbox-config.ts";
+import { hubLinkOf, keyMayActFor } from "./inbox-config.ts";
+import { effectivePrefix } from "./hub-link.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
@@ -40,6 +41,10 @@ export class Inbox extends DurableObject<Env> {
   readonly keys: KeyResolver;
   private signerPromise: Promise<Signer> | null = null;
   private alarmAt: number | null = null;
+  /** Pull mode: when the alarm next asks the hub (hub-sync.ts); in memory, null = at the next alarm. */
+  nextPullAt: number | null = null;
+  /** The agent's hub JWT (hub-sync.ts): in memory only, never stored. */
+  hubToken: { value: string; expires_at: number } | null = null;
   private readonly waiters = new Set<() => void>();
   private readonly router = inboxRouter(this);
 
@@ -99,6 +104,7 @@ export class Inbox extends DurableObject<Env> {
     this.store.saveConfig(stored);
     this.config = stored;
     this.signerPromise = null;
+    this.hubToken = null;
     if (hubChanged) this.keys.clear();
   }
 
@@ -265,7 +271,13 @@ export class Inbox extends DurableObject<Env> {
             closeSocket(other, CLOSE_CODES.replaced, "replaced");
           }
         }
-        return beginDelivery(ws, this.store, after, frame.window);
+        beginDelivery(ws, this.store, after, frame.window, effectivePrefix(hubLinkOf(config), this.store.loadHubState()));
+        // A pulling inbox looks at the hub as soon as its agent is back.
+        if (hubLinkOf(config).mode === "pull") {
+          this.nextPullAt = Date.now();
+          await this.ensureAlarm(this.nextPullAt);
+        }
+        return;
       }
       if (frame.type === "ack") return acknowledge(ws, this.store, frame.id);
       if (frame.type === "reject") {

@@ -43,10 +43,15 @@ export interface Answer {
   duplicate?: true;
 }
 
-/** Where the stored bytes came from: posted directly, or inside a token-authenticated hook body. */
+/**
+ * Where the stored bytes came from: posted directly, inside a token-authenticated hook body, or pulled
+ * from the inbox's own hub (hub-sync.ts), which checked the timestamp window when it was sent.
+ */
 export type Arrival =
   | { via: "direct"; body: Uint8Array }
-  | { via: "hook"; body: Uint8Array; subpath: string; contentType: string };
+  | { via: "hook"; body: Uint8Array; subpath: string; contentType: string; fromHubHistory?: boolean }
+  /** alreadyDelivered: the hub's flat body for it was delivered; record and acknowledge, store nothing. */
+  | { via: "hub"; alreadyDelivered?: boolean };
 
 export function assertCapacity(ctx: Pick<IntakeContext, "config" | "store">, size: number): void {
   const { count, bytes } = ctx.store.queueStats();
@@ -89,7 +94,9 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     throw new RelayError(400, "wrong_recipient", `envelope is addressed to ${envelope.to}, but this is the inbox of ${config.agent_id}`);
   }
   const nowSec = Math.floor(ctx.nowMs / 1000);
-  if (hubMade && Math.abs(nowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
+  // A record pulled from the hub may have waited there for hours: the hub checked its window on send.
+  const windowSec = arrival.via === "hub" || (arrival.via === "hook" && arrival.fromHubHistory) ? envelope.ts : nowSec;
+  if (hubMade && Math.abs(windowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
     throw new RelayError(400, "timestamp_out_of_range", `hub envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${nowSec})`);
   }
   const previous = store.findDuplicate(envelope.from, envelope.msg_id);
@@ -102,7 +109,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   if (!hubMade) {
     await verifyEnvelope(envelope, {
       inbox: config.agent_id,
-      nowSec,
+      nowSec: windowSec,
       resolveKey: async (agentId, keyId): Promise<KeyRecord | null> => {
         const resolved = await ctx.resolveKey(agentId, keyId);
         keySource = resolved.source;
@@ -124,7 +131,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   }
   // A posted envelope is stored as its signed fields re-serialised (parseEnvelope dropped the rest);
   // a hook body is the hub's, stored as the hub sent it.
-  const body = arrival.via === "direct" ? utf8(JSON.stringify(envelope)) : arrival.body;
+  const body = arrival.via === "hook" ? arrival.body : utf8(JSON.stringify(envelope));
   assertCapacity(ctx, body.byteLength);
 
   const ttlSec = envelope.ttl_sec > 0 ? envelope.ttl_sec : config.limits.hook_ttl_sec;
@@ -141,9 +148,12 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     env_type: envelope.type,
   };
   const ack = !hubMade && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, nowSec) : undefined;
-  const answer = await storeEnvelope(ctx, message, envelope, ttlSec, ack);
+  const answer =
+    arrival.via === "hub" && arrival.alreadyDelivered
+      ? recordWithoutStoring(ctx, envelope, ttlSec, ack)
+      : await storeEnvelope(ctx, message, envelope, ttlSec, ack);
 
-  if (ack && arrival.via === "hook") await ctx.sendToHub(ack, expiresAt);
+  if (ack && arrival.via !== "direct") await ctx.sendToHub(ack, expiresAt);
   // A message to oneself needs no ack in one's own inbox.
   if (ack && keySource === "relay" && envelope.from !== config.agent_id) await ctx.sendToSibling(envelope.from, ack);
   return answer;
@@ -160,6 +170,14 @@ export async function storeEnvelope(ctx: IntakeContext, message: NewMessage, env
   const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
   ctx.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify(answer), dedupUntil);
   await ctx.stored(seq, message.expires_at);
+  return answer;
+}
+
+/** Dedup record only (id 0: stored here under no id, its flat hub body was delivered instead). */
+function recordWithoutStoring(ctx: IntakeContext, envelope: Envelope, ttlSec: number, ack?: Envelope): Answer {
+  const answer: Answer = ack ? { queued: true, id: 0, ack } : { queued: true, id: 0 };
+  const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
+  ctx.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify(answer), dedupUntil);
   return answer;
 }
 

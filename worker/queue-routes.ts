@@ -3,14 +3,13 @@
 // (README, "Signed requests"); replay and drop also spend their nonce, so a captured request cannot
 // be played again. Mounted by inbox-routes.ts; covered by test/worker/queue.test.ts.
 import { Hono } from "hono";
-import { RelayError, TIMESTAMP_WINDOW_SEC } from "../protocol/index.ts";
+import { RelayError } from "../protocol/index.ts";
 import type { MessageState, QueueItem, QueueSummary } from "../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
-import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import type { InFlight, InboxStore, MessageMeta } from "./inbox-store.ts";
 import { queryInteger } from "./query-params.ts";
-import { verifySignedRequest } from "./request-auth.ts";
+import { requireOwner } from "./request-auth.ts";
 
 /** What these routes need of the inbox. */
 export interface QueueHost {
@@ -53,22 +52,6 @@ export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueIt
 export function queueSummary(host: QueueHost): QueueSummary {
   const s = host.store.summary(host.inFlight());
   return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt };
-}
-
-async function requireOwner(host: QueueHost, request: Request, options: { spendNonce: boolean }): Promise<InboxConfig> {
-  const config = host.requireConfig();
-  const signed = await verifySignedRequest(request, new Uint8Array(0), Math.floor(Date.now() / 1000));
-  if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
-    throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is not a key of this inbox`);
-  }
-  if (options.spendNonce) {
-    const until = (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000;
-    if (!host.store.useNonce(signed.nonce, until)) {
-      throw new RelayError(409, "replayed_request", "this signed request was already used; sign it again with a fresh nonce");
-    }
-    await host.ensureAlarm(until);
-  }
-  return config;
 }
 
 function messageId(text: string): number {

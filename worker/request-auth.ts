@@ -1,4 +1,8 @@
-// Verifies the x-clawrelay-* signed-request headers (protocol/signed-request.ts) on claim and poll.
+// Verifies the x-clawrelay-* signed-request headers (protocol/signed-request.ts) on claim and poll,
+// and requireOwner() for the owner's routes (queue-routes.ts, hub-routes.ts).
+import { keyMayActFor } from "./inbox-config.ts";
+import type { InboxConfig } from "./inbox-config.ts";
+import type { InboxStore } from "./inbox-store.ts";
 import {
   REQUEST_HEADERS,
   RelayError,
@@ -46,3 +50,31 @@ export async function verifySignedRequest(request: Request, body: Uint8Array, no
   }
   return { publicKey, nonce, timestamp };
 }
+
+/** What an owner-only route needs of its inbox. */
+export interface OwnedInbox {
+  readonly store: InboxStore;
+  requireConfig(): InboxConfig;
+  ensureAlarm(at: number): Promise<void>;
+}
+
+/**
+ * A request signed by a key of the inbox (an empty body); with `spendNonce` its nonce is single-use, so
+ * a captured request that changes something cannot be played again.
+ */
+export async function requireOwner(host: OwnedInbox, request: Request, options: { spendNonce: boolean }): Promise<InboxConfig> {
+  const config = host.requireConfig();
+  const signed = await verifySignedRequest(request, new Uint8Array(0), Math.floor(Date.now() / 1000));
+  if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
+    throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is not a key of this inbox`);
+  }
+  if (options.spendNonce) {
+    const until = (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000;
+    if (!host.store.useNonce(signed.nonce, until)) {
+      throw new RelayError(409, "replayed_request", "this signed request was already used; sign it again with a fresh nonce");
+    }
+    await host.ensureAlarm(until);
+  }
+  return config;
+}
+

@@ -97,11 +97,11 @@ export async function authenticate(
 }
 
 /** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller). */
-export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined): void {
+export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined, hubPrefix: string): void {
   const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
   ws.serializeAttachment({ authed: true, from: after, sentUpTo: after, window } satisfies SocketState);
   const summary = store.summary(null);
-  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq });
+  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix });
   pump(ws, store);
 }
 

@@ -59,7 +59,7 @@ function writeAgentlineCredentials(h: TempHome, identity: Identity): void {
 }
 
 describe("clawrelay init", () => {
-  it("claims an inbox and prints the public webhook URL, the token and the hub registration curl; agent.json is mode 600", async () => {
+  it("claims an inbox and prints the public webhook URL, the token and the next step (hub register); agent.json is mode 600", async () => {
     const h = await home();
     const result = await runCli(["init", "--relay", `${relay.url}/`, "--hub", NO_HUB, "--name", "Bob"], h.env);
     expect(result.stderr).toBe("");
@@ -74,8 +74,12 @@ describe("clawrelay init", () => {
     expect(result.stdout).toContain(`Claimed inbox ${id}`);
     expect(result.stdout).toContain(`public webhook URL: ${hooksUrl}`);
     expect(result.stdout).toMatch(new RegExp(`webhook token: +${token}\\n`));
-    expect(result.stdout).toContain(`curl -X POST ${NO_HUB}/registry/agents/${id}/endpoints`);
-    expect(result.stdout).toContain(`-d '${JSON.stringify({ url: hooksUrl, webhook_token: token })}'`);
+    // The hub's side is one command now (test/node/hub-link.test.ts), not requests with a JWT by hand.
+    expect(result.stdout).toContain("clawrelay hub register               a hub that posts webhooks");
+    expect(result.stdout).toContain("clawrelay hub register --mode pull");
+    expect(result.stdout).toContain("403 NOT_IN_CONTACTS");
+    expect(result.stdout).toContain("valid 24 h");
+    expect(result.stdout).not.toContain("curl");
     expect(statSync(join(h.env.CLAWRELAY_HOME!, "agent.json")).mode & 0o777).toBe(0o600);
     // The printed URL and token really are the inbox's.
     expect(await postHook(id, token)).toBe(202);

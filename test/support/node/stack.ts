@@ -64,15 +64,20 @@ export interface HomeOptions {
   /** card.json to write into the agent's home (published by the agent on start). */
   card?: CardFile;
   chatCompletions?: boolean;
+  /** The inbox's hub (default NO_HUB: none reachable). */
+  hubUrl?: string;
+  /** The hub prefix openclaw.json maps (default agentgram). */
+  prefix?: string;
 }
 
 export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, name = "Test Agent", options: HomeOptions = {}): Promise<AgentHome> {
   const dir = await mkdtemp(join(tmpdir(), "clawrelay-home-"));
   const configPath = join(dir, "openclaw", "openclaw.json");
-  await writeOpenClawConfig(configPath, gateway, "", options.chatCompletions ?? true);
+  await mkdir(join(configPath, ".."), { recursive: true });
+  await writeFile(configPath, openClawConfigFor(gateway, { chatCompletions: options.chatCompletions ?? true, ...(options.prefix ? { prefix: options.prefix } : {}) }));
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
-  await runInit({ settingsPath, env, relay: relay.url, hub: NO_HUB, name });
+  await runInit({ settingsPath, env, relay: relay.url, hub: options.hubUrl ?? NO_HUB, name });
   if (options.card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(options.card));
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
