@@ -1,6 +1,6 @@
 // A keep-alive node:http client and a closed-loop load runner for the benchmarks. On 2 cores the client
 // competes with workerd for CPU, and node:http with a keep-alive Agent costs ~2.5× less than fetch
-// (toolchain.md). Used by relay-bench.ts, verify-bench.ts, intake-bench.ts and delivery-bench.ts.
+// (measured here). Used by relay-bench.ts, verify-bench.ts, intake-bench.ts and delivery-bench.ts.
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 

@@ -1,7 +1,7 @@
 // The long-lived local agent: relay socket → ordered delivery into the gateway → acks, plus the local
 // API. Returns a handle; only cli.ts touches process (signals, exit).
 import { connect } from "node:net";
-import { writeFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
 import type { ApiServer } from "./api-server.ts";
@@ -84,6 +84,14 @@ export function gatewayTarget(settings: AgentSettings, env: Environment): { targ
     throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);
   }
   return { target: { port: gateway.port, hooksPath: gateway.hooksPath, hooksToken: gateway.hooksToken }, gateway };
+}
+
+function removeIfOurs(runFile: string, record: string): void {
+  try {
+    if (readFileSync(runFile, "utf8").trim() === record) rmSync(runFile, { force: true });
+  } catch {
+    // Already gone.
+  }
 }
 
 export function portIsListening(port: number, timeoutMs = 500): Promise<boolean> {
@@ -172,6 +180,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   });
 
   let api: ApiServer | null = null;
+  let listed = false;
   const status = (): AgentStatus => ({
     agent_id: settings.agent_id,
     relay: { ...relay },
@@ -187,6 +196,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       relayUrl: settings.relay_url,
       agentName: () => card?.name ?? settings.display_name ?? settings.agent_id,
       relayConnected: () => relay.state === "connected",
+      listed: () => listed,
       gatewayReachable: () => portIsListening(current.target.port),
       apiPort: () => api?.port ?? 0,
       startedAt,
@@ -200,9 +210,13 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     },
   });
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;
-  if (runFile) writeFileSync(runFile, JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt }) + "\n", { mode: 0o600 });
+  const runRecord = JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt });
+  if (runFile) writeFileSync(runFile, runRecord + "\n", { mode: 0o600 });
   client.start();
-  if (card) await publishCard(settings.relay_url, identity, card, logger);
+  if (card) {
+    await publishCard(settings.relay_url, identity, card, logger);
+    listed = true;
+  }
   else logger.info("no card.json: this agent is not listed in the directory", { path: options.cardFile ?? null });
   logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port });
 
@@ -219,7 +233,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
         await api?.close();
         gatewayClient.close();
         journal?.close();
-        if (runFile) rmSync(runFile, { force: true });
+        // Only our own: a replaced agent must not delete the run.json of the one that replaced it.
+        if (runFile) removeIfOurs(runFile, runRecord);
         logger.info("agent stopped", { delivered: loop.status.delivered });
       })()),
   };

@@ -1,4 +1,4 @@
-// Imports an existing Agentline identity (~/.agentline/credentials/<agent_id>.json, agentline.md),
+// Imports an existing Agentline identity (~/.agentline/credentials/<agent_id>.json; docs/hub-setup.md),
 // so the same ag_ id works on the hub and on the relay.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";

@@ -1,4 +1,5 @@
-// Runs a delegated task on this agent's own gateway through /v1/chat/completions (openclaw.md).
+// Runs a delegated task on this agent's own gateway through /v1/chat/completions (docs/openclaw-setup.md,
+// "Chat completions for delegated tasks").
 // A stable `user` per delegated conversation makes the gateway keep its history.
 
 export interface ChatTarget {

@@ -1,4 +1,4 @@
-// Delegating a task to another agent, two-phase over signed envelopes (society-api.md):
+// Delegating a task to another agent, two-phase over signed envelopes, as the Society AI plugin's delegate-task does:
 // the waiter for the result is registered first, then the task is sent as a signed `message`; the
 // relay's signed ack is phase 1, the target's signed `result` (reply_to = the task's msg_id) phase 2.
 import { draftEnvelope, signEnvelope } from "../protocol/index.ts";

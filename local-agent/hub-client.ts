@@ -1,4 +1,4 @@
-// HTTP calls the local agent makes to the Agentline hub (agentline.md): registration and its
+// HTTP calls the local agent makes to the Agentline hub (docs/hub-setup.md): registration and its
 // challenge, JWT refresh, the agent's keys, the webhook endpoint and the message policy. Used by
 // hub-link.ts; covered by test/node/hub-link.test.ts. The JWT travels only in the Authorization header:
 // no error text here contains it.

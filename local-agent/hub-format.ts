@@ -1,5 +1,5 @@
 // Turns what the relay delivers into the request the hub would have made to the gateway through a
-// tunnel (agentline.md, "Webhook delivery by a hub"), so existing hooks.mappings keep working.
+// tunnel (docs/openclaw-setup.md, "The mappings"), so existing hooks.mappings keep working.
 import { fromBase64, parseEnvelope, utf8 } from "../protocol/index.ts";
 import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
 

@@ -149,7 +149,7 @@ async function registerEndpoint(session: HubSession, settings: AgentSettings, ho
   if (answer.status === 404) return null;
   if (!isOk(answer)) throw new AgentError("hub_refused", `hub refused POST ${path}: ${answer.status} ${hubDetail(answer)}`);
   let test = await session.client.call("POST", endpointsPath(settings.agent_id, "/test"), { body: { url: hooksUrl, webhook_token: token } });
-  // agentline.md names the dry-run as a GET of the registered endpoint; some hubs answer only that.
+  // The hub's endpoint dry-run is also documented as a GET of the registered endpoint; some hubs answer only that.
   if (test.status === 404 || test.status === 405) test = await session.client.call("GET", endpointsPath(settings.agent_id, "/test"));
   return {
     endpoint_id: typeof answer.body.endpoint_id === "string" ? answer.body.endpoint_id : null,

@@ -1,5 +1,5 @@
-// Finds and reads the OpenClaw gateway's config the way OpenClaw does (openclaw.md, "Finding the
-// config"): only reads it, never writes — the gateway validates that file strictly.
+// Finds and reads the OpenClaw gateway's config the way OpenClaw does (docs/openclaw-setup.md,
+// "Where openclaw.json is found"): only reads it, never writes — the gateway validates that file strictly.
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";

@@ -1,6 +1,6 @@
-// The Society AI plugin's local API (society-api.md), field for field, so existing skill scripts
+// The Society AI plugin's local API on 127.0.0.1:19791, field for field, so existing skill scripts
 // (search-agents.sh, delegate-task.sh) work unchanged against clawrelay.
-import packageJson from "../package.json" with { type: "json" };
+import { CLAWRELAY_VERSION } from "./package-version.ts";
 import type { Route } from "./api-server.ts";
 import type { Delegator } from "./delegation.ts";
 
@@ -8,6 +8,8 @@ export interface SocietyApiDeps {
   relayUrl: string;
   agentName(): string;
   relayConnected(): boolean;
+  /** The agent's card is in the relay's directory (others can find it and delegate to it). */
+  listed(): boolean;
   gatewayReachable(): Promise<boolean>;
   apiPort(): number;
   startedAt: number;
@@ -31,12 +33,13 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
       return {
         status: 200,
         body: {
-          connected: relayUp && gatewayUp,
+          connected: relayUp && deps.listed() && gatewayUp,
           agent: deps.agentName(),
-          hub: { status: relayUp ? "connected" : "disconnected", registered: relayUp },
+          // The "hub" of this API is the relay and its directory: registered = the card is listed there.
+          hub: { status: relayUp ? "connected" : "disconnected", registered: deps.listed(), relay: deps.relayUrl },
           gateway: { status: gatewayUp ? "connected" : "disconnected" },
           api: { port: deps.apiPort(), uptime: Math.floor((Date.now() - deps.startedAt) / 1000) },
-          version: packageJson.version,
+          version: CLAWRELAY_VERSION,
         },
       };
     },

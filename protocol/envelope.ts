@@ -1,4 +1,4 @@
-// The a2a/0.1 envelope (agentline.md): shape, the nine-field signing input, building and signing.
+// The a2a/0.1 envelope (docs/protocol.md, "Envelopes"): shape, the nine-field signing input, building and signing.
 import { fromBase64, toBase64, utf8 } from "./encoding.ts";
 import { RelayError } from "./errors.ts";
 import { payloadHash } from "./payload-hash.ts";
@@ -16,7 +16,7 @@ export const ENVELOPE_TYPES = [
 ] as const;
 export type EnvelopeType = (typeof ENVELOPE_TYPES)[number];
 export const RECEIPT_TYPES: ReadonlySet<EnvelopeType> = new Set(["ack", "result", "error"]);
-/** Hub-made envelopes carry this sender and an empty signature (agentline.md). */
+/** Hub-made envelopes carry this sender and an empty signature (docs/protocol.md, "Hub-made envelopes"). */
 export const HUB_SENDER = "hub";
 
 export interface EnvelopeSignature {

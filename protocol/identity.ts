@@ -1,5 +1,5 @@
 // Agentline identities: "ed25519:<base64 of 32 raw bytes>" keys and the ag_ ids derived from them.
-// Rule (agentline.md): ag_ + first 12 hex of sha256 over the 44-char base64 TEXT, not the raw bytes.
+// Rule (docs/protocol.md, "Agent ids"): ag_ + first 12 hex of sha256 over the 44-char base64 TEXT, not the raw bytes.
 import { sha256 } from "@noble/hashes/sha2.js";
 import { fromBase64, toBase64, toHex, utf8 } from "./encoding.ts";
 import { isSmallOrderPoint } from "./ed25519.ts";

@@ -1,4 +1,4 @@
-// payload_hash = "sha256:" + hex(sha256(JCS(payload))), JCS = RFC 8785 (agentline.md, step 1).
+// payload_hash = "sha256:" + hex(sha256(JCS(payload))), JCS = RFC 8785 (docs/protocol.md, "Envelopes").
 import canonicalize from "canonicalize";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { toHex, utf8 } from "./encoding.ts";

@@ -1,5 +1,6 @@
-// The verification pipeline every inbox applies to a signed envelope, in the order agentline.md gives,
-// each failure with its own stable code. Key look-up is injected so this stays free of IO.
+// The verification pipeline every inbox applies to a signed envelope, in the order a hub checks them
+// (docs/protocol.md, "The checks, in order"), each failure with its own stable code. Key look-up is
+// injected so this stays free of IO.
 import type { Envelope } from "./envelope.ts";
 import { signatureBytes, signingInput } from "./envelope.ts";
 import { verifyWebCrypto } from "./ed25519.ts";

@@ -11,7 +11,7 @@ import { Miniflare } from "miniflare";
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER_BIN = path.join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js");
 
-/** Tools started here must not phone home (toolchain.md); a hidden banner also skips the update check. */
+/** Tools started here must not phone home (no telemetry, no Request.cf download); a hidden banner also skips the update check. */
 export const QUIET_TOOL_ENV = {
   WRANGLER_SEND_METRICS: "false",
   CLOUDFLARE_CF_FETCH_ENABLED: "false",

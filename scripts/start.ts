@@ -1,7 +1,7 @@
 // `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
 // .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (a stand-in when
 // none is configured), and the local agent connected to it. Ctrl-C stops everything.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -19,9 +19,40 @@ const DEV_DIR = join(REPO_ROOT, ".clawrelay-dev");
 const RELAY_PORT = Number(process.env.CLAWRELAY_DEV_PORT ?? 8787);
 const say = (line = "") => process.stdout.write(line + "\n");
 
-if (await portIsListening(RELAY_PORT)) {
-  say(`Port ${RELAY_PORT} is busy (another npm start?). Stop it, or run with CLAWRELAY_DEV_PORT=<port>.`);
+// One `npm start` per state folder: a second one would run another relay on the same storage and
+// overwrite the dev agent's settings under the first.
+const LOCK = join(DEV_DIR, "start.pid");
+const holder = lockHolder();
+if (holder !== null) {
+  say(`npm start is already running (pid ${holder}) on ${relative(process.cwd(), DEV_DIR) || DEV_DIR}. Stop it first (Ctrl-C in its terminal, or kill ${holder}).`);
   process.exit(1);
+}
+if (await portIsListening(RELAY_PORT)) {
+  say(`Port ${RELAY_PORT} is taken by another program (not an npm start of this checkout). Free it, or run CLAWRELAY_DEV_PORT=<free port> npm start.`);
+  process.exit(1);
+}
+await mkdir(DEV_DIR, { recursive: true });
+writeFileSync(LOCK, `${process.pid}\n`);
+// Whatever ends this process, the lock and the agent's run.json go with it (a crash included).
+process.on("exit", () => {
+  rmSync(LOCK, { force: true });
+  const run = join(DEV_DIR, "home", "run.json");
+  try {
+    if ((JSON.parse(readFileSync(run, "utf8")) as { pid?: number }).pid === process.pid) rmSync(run, { force: true });
+  } catch {
+    // No run.json (yet).
+  }
+});
+
+function lockHolder(): number | null {
+  try {
+    const pid = Number(readFileSync(LOCK, "utf8").trim());
+    if (!Number.isSafeInteger(pid) || pid <= 0) return null;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
 }
 
 const bundleDir = await mkdtemp(join(tmpdir(), "clawrelay-start-"));
@@ -63,10 +94,11 @@ const home = relative(process.cwd(), join(DEV_DIR, "home")) || ".";
 
 say("");
 say("clawrelay is running locally");
-say(`  relay        ${relayUrl}   (workerd, state in ${relative(process.cwd(), join(DEV_DIR, "relay"))})`);
-say(`  inbox        ${relayUrl}/inbox/${settings.agent_id}`);
-say(`  webhook URL  ${init.hooksUrl}   token ${init.webhookToken}`);
+say(`  relay        ${relayUrl}/healthz   (workerd, state in ${relative(process.cwd(), join(DEV_DIR, "relay"))})`);
+say(`  agent        ${settings.agent_id}   (local only: no hub is linked; see docs/hub-setup.md)`);
 say(`  local API    http://127.0.0.1:${agent.apiPort}/api/status`);
+say(`  webhooks     POST ${init.hooksUrl}/<sub-path>   with  Authorization: Bearer ${init.webhookToken}`);
+say(`               (a hub is given ${init.hooksUrl} and appends agentgram_inbox/agent or /wake itself)`);
 if (standin) {
   say("");
   say("  !!! No OpenClaw gateway with hooks enabled was found (see `npx clawrelay doctor`).");
@@ -77,6 +109,7 @@ if (standin) {
 say("");
 say("Make a message appear in the gateway:");
 say(`  npx clawrelay --home ${home} send --to ${settings.agent_id} --text "hello through clawrelay"`);
+say(`  curl -s -X POST ${init.hooksUrl}/agentgram_inbox/agent -H 'Authorization: Bearer ${init.webhookToken}' -H 'Content-Type: application/json' -d '{"message":"hello as a webhook"}'`);
 say("Search and delegate through the local API (the dev agent publishes examples/card.json):");
 say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/search-agents -H 'Content-Type: application/json' -d '{"query":"weather forecast"}'`);
 say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/delegate-task -H 'Content-Type: application/json' -d '{"agent_id":"weather-bot","skill_id":"forecast","message":"Weather in Paris?"}'`);
@@ -86,6 +119,8 @@ let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
   stopping = true;
+  // Never hang on the way out: whatever has not closed in 8 s is cut (the exit handler still cleans up).
+  setTimeout(() => process.exit(0), 8000).unref();
   await agent.close();
   await standin?.close();
   await relay.dispose();

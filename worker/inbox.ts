@@ -56,7 +56,7 @@ export class Inbox extends DurableObject<Env> {
       relay: (agentId, keyId) => this.relayKey(agentId, keyId),
       hub: (agentId, keyId) => fetchHubKey(this.requireConfig().hub_url, agentId, keyId),
     });
-    // Answered by the runtime without waking a hibernated object (cloudflare.md).
+    // Answered by the runtime without waking a hibernated object (a WebSocket auto-response).
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
     void ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();

@@ -1,6 +1,6 @@
 // The inbox's SQLite schema, versioned: a version row in `meta`, DDL applied only when the code's
 // version is newer than the stored one. Append migrations; never edit a shipped one.
-// No secondary indexes: on the free plan every index entry is a billed row write (cloudflare.md),
+// No secondary indexes: on the free plan every index entry is a billed row write (docs/operations.md),
 // and the tables scanned by the alarm stay small (acknowledged messages are deleted).
 
 export const MIGRATIONS: readonly string[][] = [

@@ -1,5 +1,5 @@
 // One local agent's WebSocket: challenge, authentication, windowed delivery and acknowledgements.
-// State lives in the socket's attachment so it survives hibernation (≤ 16 KB, cloudflare.md).
+// State lives in the socket's attachment so it survives hibernation (the runtime keeps at most 16 KB per socket).
 import {
   AUTH_DEADLINE_MS,
   CLOSE_CODES,

@@ -1,4 +1,4 @@
-// Importing an Agentline identity (~/.agentline/credentials/<agent_id>.json, agentline.md) and the
+// Importing an Agentline identity (~/.agentline/credentials/<agent_id>.json, docs/hub-setup.md) and the
 // agent's own settings file: mode 600 in a 700 directory, stable error codes when missing or broken.
 import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -12,7 +12,7 @@ import type { Identity } from "../../local-agent/identity.ts";
 import { loadSettings, saveSettings } from "../../local-agent/settings.ts";
 import type { AgentSettings } from "../../local-agent/settings.ts";
 
-// The test vector from agentline.md.
+// The Agentline test vector (docs/protocol.md, "Agent ids").
 const VECTOR_SEED = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
 const VECTOR_ID = "ag_ff73a0647bbc";
 

@@ -1,4 +1,4 @@
-// What each gateway answer means (openclaw.md, "Responses to expect"), and Retry-After parsing.
+// What each gateway answer means (docs/openclaw-setup.md, "How the agent treats each gateway answer"), and Retry-After parsing.
 import { describe, expect, it } from "vitest";
 import { classifyGatewayResponse, classifyProbe, parseRetryAfter } from "../../local-agent/gateway-response.ts";
 

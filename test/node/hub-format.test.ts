@@ -1,5 +1,5 @@
 // What the agent posts to the gateway for each delivered frame: hook bodies byte for byte, envelopes
-// as the hub's webhook would have formatted them (agentline.md, "Webhook delivery by a hub").
+// as the hub's webhook would have formatted them (docs/openclaw-setup.md, "The mappings").
 import { describe, expect, it } from "vitest";
 import { payloadHash, toBase64, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, EnvelopeType } from "../../protocol/index.ts";

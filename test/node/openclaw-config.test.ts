@@ -1,4 +1,4 @@
-// Finding and reading openclaw.json the way OpenClaw does (openclaw.md, "Finding the config"):
+// Finding and reading openclaw.json the way OpenClaw does (docs/openclaw-setup.md, "Where openclaw.json is found"):
 // location precedence, port precedence, hooks settings, JSON5, the state dir's .env, parseDotEnv.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -49,7 +49,7 @@ describe("locateOpenClawConfig precedence", () => {
   });
 
   it("OPENCLAW_HOME replaces the home directory, legacy dirs included", () => {
-    // openclaw.md: "OPENCLAW_HOME replaces the home directory" — so ~/.clawdbot means $OPENCLAW_HOME/.clawdbot.
+    // OPENCLAW_HOME stands in for the home directory (docs/openclaw-setup.md) — so ~/.clawdbot means $OPENCLAW_HOME/.clawdbot.
     const found = locateOpenClawConfig({ OPENCLAW_HOME: "/oh" }, HOME, existing("/oh/.clawdbot/clawdbot.json"));
     expect(found).toMatchObject({ path: "/oh/.clawdbot/clawdbot.json", source: "legacy" });
   });

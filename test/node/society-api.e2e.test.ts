@@ -61,12 +61,18 @@ function rawGet(headers: Record<string, string>): Promise<{ status: number; body
 }
 
 describe("the 19791 API", () => {
-  it("GET /api/status has the plugin's shape and true values", async () => {
-    const status = JSON.parse(await script(`curl -sf --max-time 20 "http://127.0.0.1:$PORT/api/status"`)) as { api: { port: number; uptime: number } } & Record<string, unknown>;
+  it("GET /api/status has the plugin's shape and true values: a listed agent is registered and connected", async () => {
+    const weather = agents[0]!;
+    const status = JSON.parse(await script(`SOCIETY_AI_API_PORT=${weather.apiPort}; PORT=$SOCIETY_AI_API_PORT; curl -sf --max-time 20 "http://127.0.0.1:$PORT/api/status"`)) as { api: { port: number; uptime: number } } & Record<string, unknown>;
     expect(Object.keys(status).sort()).toEqual(["agent", "api", "connected", "gateway", "hub", "version"]);
-    expect(status).toMatchObject({ connected: true, agent: "Caller", hub: { status: "connected", registered: true }, gateway: { status: "connected" }, version: "0.1.0" });
-    expect(status.api.port).toBe(caller().apiPort);
+    expect(status).toMatchObject({ connected: true, agent: NAME, hub: { status: "connected", registered: true, relay: relay.url }, gateway: { status: "connected" }, version: "0.1.0" });
+    expect(status.api.port).toBe(weather.apiPort);
     expect(Number.isInteger(status.api.uptime)).toBe(true);
+  });
+
+  it("regression: an agent with no card in the directory is not claimed to be registered (nor connected)", async () => {
+    const status = JSON.parse(await script(`curl -sf --max-time 20 "http://127.0.0.1:$PORT/api/status"`)) as Record<string, unknown>;
+    expect(status).toMatchObject({ connected: false, agent: "Caller", hub: { status: "connected", registered: false }, gateway: { status: "connected" } });
   });
 
   it("the documented search example works verbatim", async () => {

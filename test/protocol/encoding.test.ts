@@ -42,7 +42,7 @@ describe("fromBase64", () => {
   }
 
   // Non-zero unused bits give a second spelling of the same bytes; key texts are hashed into agent
-  // ids (agentline.md), so one key must have one text.
+  // ids (docs/protocol.md, "Agent ids"), so one key must have one text.
   it("rejects non-canonical trailing bits", () => {
     expect(fromBase64("AAECAw==")).not.toBeNull();
     expect(fromBase64("AAECAx==")).toBeNull();

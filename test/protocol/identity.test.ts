@@ -1,4 +1,4 @@
-// Key texts and the ids derived from them. agent_id hashes the base64 TEXT (agentline.md), so the
+// Key texts and the ids derived from them. agent_id hashes the base64 TEXT (docs/protocol.md, "Agent ids"), so the
 // parser must accept exactly one text per key, or one key would own several inboxes.
 import { describe, expect, it } from "vitest";
 import { agentIdFor, defaultKeyIdFor, isAgentId, isKeyId, parsePublicKey } from "../../protocol/index.ts";

@@ -1,4 +1,4 @@
-// The agentline.md test vector, checked there with node:crypto and Python: if any of these change,
+// The Agentline test vector (docs/protocol.md lists its values), checked independently with node:crypto and Python: if any of these change,
 // clawrelay stops interoperating with real Agentline hubs and clients.
 import { describe, expect, it } from "vitest";
 import {
@@ -41,7 +41,7 @@ const draft = () =>
     payload: { text: "hello" },
   });
 
-describe("agentline.md test vector", () => {
+describe("Agentline test vector", () => {
   it("seed decodes to bytes 0x00..0x1f", () => {
     expect(Array.from(seed)).toEqual(Array.from({ length: 32 }, (_, i) => i));
   });

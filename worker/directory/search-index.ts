@@ -3,7 +3,7 @@
 // platform-free. Covered by test/worker/directory/ranking.test.ts.
 //
 // The unit of ranking is a skill, because a search answers "which agent, and which of its skills"
-// (best_skill_id, society-api.md). A skill's text is its own fields plus its agent's name and
+// (best_skill_id, as the local API answers). A skill's text is its own fields plus its agent's name and
 // description, weighted so the skill's name and tags count most.
 import { tokenize } from "./tokenize.ts";
 

@@ -1,0 +1,226 @@
+// The CLI's command table: for each command its flags (the only options parseArgs is given for it),
+// its usage lines, its help text and examples. Pure data and text; imported by cli-args.ts and
+// cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts.
+
+export interface FlagSpec {
+  name: string;
+  /** The value's placeholder (`URL`, `N`); absent for a boolean flag. */
+  value?: string;
+  short?: string;
+  about: string;
+}
+
+export interface CommandSpec {
+  kind: "command";
+  /** As typed after `clawrelay`: "init", "hub register". */
+  name: string;
+  summary: string;
+  /** Synopsis lines, each after "clawrelay ". */
+  usage: string[];
+  flags: FlagSpec[];
+  /** How many positional arguments it takes (messages: an action and an id). */
+  positionals: number;
+  examples: string[];
+}
+
+/** A word that only groups sub-commands (`hub`). */
+export interface GroupSpec {
+  kind: "group";
+  name: string;
+  summary: string;
+  actions: string[];
+}
+
+export type HelpTopic = CommandSpec | GroupSpec | "root";
+
+export const GLOBAL_FLAGS: FlagSpec[] = [
+  { name: "home", value: "DIR", about: "settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)" },
+  { name: "debug", about: "print the stack trace of an unexpected error" },
+  { name: "help", short: "h", about: "this help" },
+];
+
+const GATEWAY_FLAGS: FlagSpec[] = [
+  { name: "gateway-port", value: "N", about: "the OpenClaw gateway's port, instead of openclaw.json's gateway.port" },
+  { name: "hooks-path", value: "PATH", about: "the gateway's hooks path, instead of openclaw.json's hooks.path" },
+  { name: "openclaw-config", value: "FILE", about: "the openclaw.json to read (default: OpenClaw's own lookup)" },
+];
+
+const json = (what: string): FlagSpec => ({ name: "json", about: what });
+const claimToken: FlagSpec = { name: "claim-token", value: "TOKEN", about: "the relay operator's claim token, for a first claim (or $CLAWRELAY_CLAIM_TOKEN)" };
+const agentlineToken: FlagSpec = { name: "agentline-token", value: "JWT", about: "a hub JWT to use instead of the credentials file's or one made from the agent's key" };
+
+export const COMMANDS: CommandSpec[] = [
+  {
+    kind: "command",
+    name: "init",
+    summary: "claim this agent's inbox on a relay and save its settings",
+    usage: ["init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token] [--claim-token TOKEN]"],
+    flags: [
+      { name: "relay", value: "URL", about: "the relay to claim the inbox on, e.g. https://relay.example.com (needed the first time)" },
+      { name: "name", value: "NAME", about: "the agent's display name" },
+      { name: "hub", value: "URL", about: "the Agentline hub (default $AGENTLINE_HUB, the imported one, or https://agentgram.chat)" },
+      { name: "import-agentline", about: "keep your Agentline ag_ id: use the key in ~/.agentline/credentials" },
+      { name: "agentline-id", value: "ID", about: "which Agentline identity to import when there are several" },
+      { name: "force", about: "replace the identity in existing settings (a new key, or the imported one)" },
+      { name: "rotate-token", about: "have the relay mint a new webhook token (the old one stops working)" },
+      claimToken,
+    ],
+    positionals: 0,
+    examples: [
+      "clawrelay init --relay https://relay.example.com --name Alice",
+      "clawrelay init --relay https://relay.example.com --import-agentline",
+      "clawrelay init --rotate-token",
+    ],
+  },
+  {
+    kind: "command",
+    name: "start",
+    summary: "run the local agent: relay inbox → OpenClaw gateway, receipts, the local API",
+    usage: ["start [--json] [--gateway-port N] [--hooks-path PATH] [--openclaw-config FILE]"],
+    flags: [json("log JSON lines instead of text"), ...GATEWAY_FLAGS],
+    positionals: 0,
+    examples: ["clawrelay start", "clawrelay start --json --gateway-port 18789"],
+  },
+  {
+    kind: "command",
+    name: "status",
+    summary: "what the running agent reports: relay, last delivery, backlog, dead count, receipts",
+    usage: ["status [--json]"],
+    flags: [json("print the agent's status answer as JSON")],
+    positionals: 0,
+    examples: ["clawrelay status", "clawrelay status --json"],
+  },
+  {
+    kind: "command",
+    name: "doctor",
+    summary: "check settings, relay, openclaw.json, hooks, mappings and port, each with its fix",
+    usage: ["doctor [--gateway-port N] [--hooks-path PATH] [--openclaw-config FILE]"],
+    flags: GATEWAY_FLAGS,
+    positionals: 0,
+    examples: ["clawrelay doctor", "clawrelay doctor --openclaw-config ~/.openclaw/openclaw.json"],
+  },
+  {
+    kind: "command",
+    name: "send",
+    summary: "send a signed message (an a2a envelope) to an agent's inbox",
+    usage: ["send --to AGENT_ID (--text TEXT | --payload JSON) [--type TYPE] [--reply-to MSG_ID] [--ttl SEC] [--json]"],
+    flags: [
+      { name: "to", value: "AGENT_ID", about: "the receiving agent (ag_ + 12 hex)" },
+      { name: "text", value: "TEXT", about: 'the message text (sent as {"text": TEXT})' },
+      { name: "payload", value: "JSON", about: "the payload as a JSON object, instead of --text" },
+      { name: "type", value: "TYPE", about: "the envelope type (default message)" },
+      { name: "reply-to", value: "MSG_ID", about: "the msg_id this answers" },
+      { name: "ttl", value: "SEC", about: "how long the relay keeps it for the receiver, in seconds" },
+      json("print the relay's answer (with its signed ack) as JSON"),
+    ],
+    positionals: 0,
+    examples: [
+      'clawrelay send --to ag_0123456789ab --text "hello through clawrelay"',
+      `clawrelay send --to ag_0123456789ab --payload '{"text":"hi","lang":"en"}' --json`,
+    ],
+  },
+  {
+    kind: "command",
+    name: "messages",
+    summary: "what the inbox holds and why a message is dead; show, replay or drop one",
+    usage: [
+      "messages [--state queued|sent|dead] [--json]   list the inbox",
+      "messages show ID [--json]                      one message: its metadata and body",
+      "messages replay ID [--json]                    a dead message back into the queue (new id)",
+      "messages drop ID [--json]                      delete one message, in any state",
+    ],
+    flags: [{ name: "state", value: "STATE", about: "list only queued, sent or dead messages" }, json("print JSON")],
+    positionals: 2,
+    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42"],
+  },
+  {
+    kind: "command",
+    name: "hub register",
+    summary: "link the inbox to its Agentline hub: JWT, receipt key, endpoint (or pull), policy",
+    usage: ["hub register [--mode webhook|pull] [--prefix agentgram|botcord] [--agentline-token JWT] [--open] [--claim-token TOKEN] [--json]"],
+    flags: [
+      { name: "mode", value: "MODE", about: "webhook: the hub posts to the inbox (default); pull: the relay pulls from the hub every 15 s" },
+      { name: "prefix", value: "PREFIX", about: "the hub's webhook sub-path prefix: agentgram (default) or botcord" },
+      agentlineToken,
+      { name: "open", about: 'take messages from anyone (sets {"message_policy":"open"} at the hub)' },
+      claimToken,
+      json("print the result as JSON instead of the steps"),
+    ],
+    positionals: 0,
+    examples: ["clawrelay hub register", "clawrelay hub register --mode pull", "clawrelay hub register --open --prefix botcord"],
+  },
+  {
+    kind: "command",
+    name: "hub status",
+    summary: "what the relay and the hub say: endpoint, keys, policy, receipts accepted or not",
+    usage: ["hub status [--json] [--agentline-token JWT]"],
+    flags: [json("print the report as JSON"), agentlineToken],
+    positionals: 0,
+    examples: ["clawrelay hub status", "clawrelay hub status --json"],
+  },
+];
+
+export const GROUPS: GroupSpec[] = [
+  { kind: "group", name: "hub", summary: "link the inbox to its Agentline hub, and check the link", actions: ["register", "status"] },
+];
+
+function flagLabel(flag: FlagSpec): string {
+  return `${flag.short ? `-${flag.short}, ` : ""}--${flag.name}${flag.value ? ` ${flag.value}` : ""}`;
+}
+
+function table(rows: [string, string][]): string[] {
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
+}
+
+const flagRows = (flags: FlagSpec[]): string[] => table(flags.map((flag) => [flagLabel(flag), flag.about]));
+
+/** The few lines shown under a usage mistake. */
+export function usageText(topic: HelpTopic): string {
+  if (topic === "root") return ["usage: clawrelay <command> [flags]", `commands: ${[...COMMANDS.map((c) => c.name), "help"].join(", ")}`, `Run "clawrelay --help" for what each does.`].join("\n");
+  if (topic.kind === "group") return [`usage:`, ...topic.actions.map((a) => `  clawrelay ${topic.name} ${a} [flags]`), `Run "clawrelay ${topic.name} <action> --help" for its flags.`].join("\n");
+  return [`usage:`, ...topic.usage.map((line) => `  clawrelay ${line}`), `Run "clawrelay ${topic.name} --help" for every flag.`].join("\n");
+}
+
+export function helpText(topic: HelpTopic): string {
+  if (topic === "root") {
+    const rows: [string, string][] = [...COMMANDS.map((c): [string, string] => [c.name, c.summary]), ["help [COMMAND]", "this list, or one command's help"]];
+    return [
+      "clawrelay — a permanent public inbox for your OpenClaw agent",
+      "",
+      "usage: clawrelay <command> [flags]",
+      "",
+      "commands:",
+      ...table(rows),
+      "",
+      "global flags (every command):",
+      ...flagRows([...GLOBAL_FLAGS, { name: "version", short: "v", about: "print the version (clawrelay --version)" }]),
+      "",
+      'Run "clawrelay <command> --help" (or "clawrelay help <command>") for its flags and examples.',
+    ].join("\n");
+  }
+  if (topic.kind === "group") {
+    const actions = topic.actions.map((a) => COMMANDS.find((c) => c.name === `${topic.name} ${a}`));
+    return [
+      `clawrelay ${topic.name} — ${topic.summary}`,
+      "",
+      "usage:",
+      ...table(actions.flatMap((c) => (c ? [[`clawrelay ${c.name}`, c.summary] as [string, string]] : []))),
+      "",
+      `Run "clawrelay ${topic.name} <action> --help" for its flags and examples.`,
+    ].join("\n");
+  }
+  return [
+    `clawrelay ${topic.name} — ${topic.summary}`,
+    "",
+    "usage:",
+    ...topic.usage.map((line) => `  clawrelay ${line}`),
+    ...(topic.flags.length > 0 ? ["", "flags:", ...flagRows(topic.flags)] : []),
+    "",
+    "global flags:",
+    ...flagRows(GLOBAL_FLAGS),
+    "",
+    "examples:",
+    ...topic.examples.map((line) => `  ${line}`),
+  ].join("\n");
+}
