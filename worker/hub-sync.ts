@@ -119,6 +119,8 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
     let after = host.store.loadHubState().history_cursor;
     let settledUpTo = after;
     let open = false;
+    /** When the youngest unclaimed record's grace ends: the next run is scheduled for then. */
+    let dueAt: number | null = null;
     for (let page = 0; page < MAX_PAGES; page++) {
       const { messages, hasMore } = await fetchHubHistory(config.hub_url, token, after);
       for (const record of messages) {
@@ -128,6 +130,8 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
           const created = Date.parse(String((record as { created_at?: unknown }).created_at ?? ""));
           if (Number.isFinite(created) && nowMs - created < UNMATCHED_GRACE_MS) {
             open = true;
+            const ends = created + UNMATCHED_GRACE_MS + 1000;
+            dueAt = dueAt === null ? ends : Math.min(dueAt, ends);
             continue;
           }
           if (await acknowledgeUnmatched(host, envelope, nowMs)) acked++;
@@ -139,7 +143,7 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
     }
     update(host, (state) => {
       state.history_cursor = settledUpTo;
-      state.bridge_due_at = open ? nowMs + UNMATCHED_GRACE_MS : null;
+      state.bridge_due_at = open ? (dueAt ?? nowMs + UNMATCHED_GRACE_MS) : null;
       state.last_bridge = { at: nowMs, ok: true, status: 200, detail: open ? "some records wait for their webhook body" : "", acked };
     });
   } catch (err) {

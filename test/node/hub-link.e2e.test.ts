@@ -174,4 +174,29 @@ describe("the hub, end to end", () => {
     const status = (await (await fetch(`http://127.0.0.1:${agent.apiPort}/clawrelay/status`)).json()) as { relay_hub: { receipts_refused: number; last_receipt: { ok: boolean } } };
     expect(status.relay_hub).toMatchObject({ receipts_refused: 1, last_receipt: { ok: false } });
   }, 90_000);
+
+  it("a hub record no webhook body claimed is verified and acknowledged by the alarm after its 30 s grace", async () => {
+    const { hub, home, register } = await newcomer("agentgram", "webhook");
+    expect(register.code).toBe(0);
+    await run(home);
+    // The hub holds the message without pushing it; a body arrives that matches no record (as if the hub
+    // had formatted it otherwise), so intake stores it as it came and leaves the record to the alarm.
+    hub.setDelivery("pull");
+    const alice = await hub.createAgent("Alice");
+    const sent = await alice.send(home.settings.agent_id, "held at the hub");
+    expect(sent.status).toBe(202);
+    const hubMsgId = String((sent.body as { hub_msg_id: string }).hub_msg_id);
+    const posted = await fetch(`${fixture.relay().url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${home.settings.webhook_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ message: "Alice says something the hub's record does not", sessionKey: `agentline:${alice.agentId}` }),
+    });
+    expect(posted.status).toBe(202);
+    await posted.json();
+    expect(hub.records.find((r) => r.hub_msg_id === hubMsgId)?.state).not.toBe("acked");
+    await waitUntil("the alarm's acknowledgement", () => hub.records.find((r) => r.hub_msg_id === hubMsgId)?.state === "acked", 50_000);
+    const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const view = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/hub`);
+    expect(view.body).toMatchObject({ last_bridge: { ok: true, acked: 1 } });
+  }, 90_000);
 });
