@@ -24,7 +24,8 @@ import { societyRoutes } from "./society-api.ts";
 import { TaskRunner } from "./task-runner.ts";
 import type { ConnectionState } from "./relay-client.ts";
 import type { AgentSettings } from "./settings.ts";
-import type { QueueSummary } from "../protocol/index.ts";
+import { isHubPrefix } from "../protocol/index.ts";
+import type { HubPrefix, QueueSummary } from "../protocol/index.ts";
 
 export interface AgentStatus {
   agent_id: string;
@@ -157,7 +158,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const journal = options.journalFile ? DeliveryJournal.open(options.journalFile, { agentId: settings.agent_id }) : null;
   if (journal?.freshReason) logger.warn("delivery journal started afresh", { path: options.journalFile ?? null, reason: journal.freshReason });
 
-  let hubPrefix = settings.hub?.prefix ?? "agentgram";
+  let hubPrefix: HubPrefix = settings.hub?.prefix ?? "agentgram";
   let markReplaced: () => void = () => {};
   const replaced = new Promise<void>((resolve) => (markReplaced = resolve));
   const client: RelayClient = new RelayClient({
@@ -173,7 +174,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       relay.since = Date.now();
       relay.backlog = detail.backlog ?? relay.backlog;
       // Only the two prefixes hubs use: a relay's word cannot steer posts to another gateway path.
-      if (detail.hubPrefix === "agentgram" || detail.hubPrefix === "botcord") hubPrefix = detail.hubPrefix;
+      if (isHubPrefix(detail.hubPrefix)) hubPrefix = detail.hubPrefix;
       relay.error = detail.error ?? (state === "connected" ? null : relay.error);
       if (state === "replaced") markReplaced();
     },

@@ -5,7 +5,8 @@
 // status text in cli-status.ts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
+import { ENVELOPE_TYPES, HUB_PREFIXES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
+import type { HubPrefix } from "../protocol/index.ts";
 import type { EnvelopeType, MessageState } from "../protocol/index.ts";
 import { startAgent } from "./agent.ts";
 import type { AgentStatusAnswer } from "./agent.ts";
@@ -27,8 +28,8 @@ import { CLAWRELAY_VERSION } from "./package-version.ts";
 import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
 import { postEnvelope, relayErrorText } from "./relay-api.ts";
-import { HUB_MODES, HUB_PREFIXES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
-import type { AgentSettings, HubMode, HubPrefix } from "./settings.ts";
+import { HUB_MODES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
+import type { AgentSettings, HubMode } from "./settings.ts";
 
 const argv = process.argv.slice(2);
 const beforeDashes = argv.indexOf("--") === -1 ? argv : argv.slice(0, argv.indexOf("--"));

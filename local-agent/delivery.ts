@@ -4,7 +4,7 @@
 // content error (400, 413, other 4xx, a sub-path with no mapping) rejects that one message to the
 // relay's dead shelf with a reason a person can act on, and later messages go on.
 import { isCanonicalSubpath, utf8 } from "../protocol/index.ts";
-import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
+import type { DeliveryFrame, Envelope, HubPrefix } from "../protocol/index.ts";
 import { DEFAULTS, nextDelay } from "./backoff.ts";
 import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } from "./gateway-response.ts";
 import type { GatewayOutcome } from "./gateway-response.ts";
@@ -57,7 +57,7 @@ export interface DeliveryOptions {
   /** Intercepts an envelope before the gateway (receipts awaited here, tasks); true = handled. */
   intercept?(envelope: Envelope): boolean;
   /** The hub's sub-path prefix for envelopes the relay delivers itself (from `ready`; default agentgram). */
-  hubPrefix?(): string;
+  hubPrefix?(): HubPrefix;
 }
 
 const RECENT_REJECTIONS = 20;

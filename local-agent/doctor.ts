@@ -7,9 +7,10 @@ import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
+import { HUB_PREFIXES, hubSubpaths } from "../protocol/index.ts";
+import type { HubPrefix } from "../protocol/index.ts";
 import { fileMode, loadSettings } from "./settings.ts";
-import { HUB_PREFIXES } from "./settings.ts";
-import type { AgentSettings, HubPrefix } from "./settings.ts";
+import type { AgentSettings } from "./settings.ts";
 
 export type Level = "OK" | "WARN" | "FAIL";
 
@@ -78,7 +79,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   return checks;
 }
 
-const pairOf = (prefix: HubPrefix) => [`${prefix}_inbox/agent`, `${prefix}_inbox/wake`];
+const pairOf = (prefix: HubPrefix) => Object.values(hubSubpaths(prefix));
 
 /**
  * The hub posts to <prefix>_inbox/agent and …/wake: `agentgram` on Agentline, `botcord` in the public

@@ -1,15 +1,10 @@
 // Turns what the relay delivers into the request the hub would have made to the gateway through a
 // tunnel (docs/openclaw-setup.md, "The mappings"), so existing hooks.mappings keep working.
-import { fromBase64, parseEnvelope, utf8 } from "../protocol/index.ts";
-import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
+import { fromBase64, hubSubpaths, parseEnvelope, utf8 } from "../protocol/index.ts";
+import type { DeliveryFrame, Envelope, HubPrefix } from "../protocol/index.ts";
 
 export const AGENT_SUBPATH = "agentgram_inbox/agent";
 export const WAKE_SUBPATH = "agentgram_inbox/wake";
-
-/** The Agentline service posts to agentgram_inbox/…, the public hub code to botcord_inbox/… (settings.ts HUB_PREFIXES). */
-export function hubSubpaths(prefix: string): { agent: string; wake: string } {
-  return { agent: `${prefix}_inbox/agent`, wake: `${prefix}_inbox/wake` };
-}
 
 export interface GatewayRequest {
   subpath: string;
@@ -70,7 +65,7 @@ function json(value: unknown): Uint8Array {
  * The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts,
  * under the prefix the inbox's hub uses (the relay says which in `ready`), so one pair of mappings serves.
  */
-export function envelopeRequest(envelope: Envelope, prefix = "agentgram"): GatewayRequest {
+export function envelopeRequest(envelope: Envelope, prefix: HubPrefix = "agentgram"): GatewayRequest {
   const subpaths = hubSubpaths(prefix);
   const message = flatText(envelope);
   const sessionKey = `agentline:${envelope.from}`;
@@ -91,7 +86,7 @@ export function frameEnvelope(frame: DeliveryFrame): Envelope | null {
 }
 
 /** What to post for a delivered frame: hook bodies unchanged, envelopes as the hub would format them. */
-export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame), prefix = "agentgram"): GatewayRequest {
+export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame), prefix: HubPrefix = "agentgram"): GatewayRequest {
   if (!envelope) return { subpath: frame.subpath ?? hubSubpaths(prefix).agent, contentType: frame.content_type, body: frameBytes(frame) };
   return envelopeRequest(envelope, prefix);
 }

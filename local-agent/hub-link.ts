@@ -12,8 +12,9 @@ import type { HubAnswer, HubClient, HubSession } from "./hub-client.ts";
 import { identityFromPrivateKey, newIdentity, settingsIdentity } from "./identity.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
 import { loadSettings, saveSettings } from "./settings.ts";
-import type { AgentSettings, HubMode, HubPrefix } from "./settings.ts";
-import { HUB_PREFIXES } from "./settings.ts";
+import type { AgentSettings, HubMode } from "./settings.ts";
+import { HUB_PREFIXES } from "../protocol/index.ts";
+import type { HubPrefix } from "../protocol/index.ts";
 
 export interface HubLinkOptions {
   settingsPath: string;

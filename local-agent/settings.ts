@@ -4,6 +4,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, w
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isAgentId } from "../protocol/index.ts";
+import type { HubPrefix } from "../protocol/index.ts";
 import { AgentError } from "./errors.ts";
 import type { Environment } from "./openclaw-config.ts";
 
@@ -17,8 +18,6 @@ export interface KeySettings {
 export type HubMode = "webhook" | "pull";
 export const HUB_MODES: readonly HubMode[] = ["webhook", "pull"];
 /** The hub's webhook sub-path prefix: `agentgram` on the Agentline service, `botcord` in the public code. */
-export type HubPrefix = "agentgram" | "botcord";
-export const HUB_PREFIXES: readonly HubPrefix[] = ["agentgram", "botcord"];
 
 /** What `clawrelay hub register` settled with the hub (local-agent/hub-link.ts). */
 export interface HubSettings {

@@ -11,4 +11,5 @@ export * from "./frames.ts";
 export * from "./limits.ts";
 export * from "./queue-item.ts";
 export * from "./subpath.ts";
+export * from "./hub-prefix.ts";
 export * from "./strict-json.ts";

@@ -1,10 +1,10 @@
 // How an inbox is linked to its hub: how the hub delivers (webhooks, or nothing and the inbox pulls),
 // which sub-path prefix it posts to, and what the link last did (for `clawrelay hub status`).
 // The settings are part of the claim (inbox-config.ts); the state lives in meta 'hub_state'.
-import { RelayError } from "../protocol/index.ts";
+import { RelayError, isHubPrefix } from "../protocol/index.ts";
+import type { HubPrefix } from "../protocol/index.ts";
 
 export type HubMode = "webhook" | "pull" | "off";
-export type HubPrefix = "agentgram" | "botcord";
 
 export interface HubLink {
   /** webhook: the hub posts here (flat 2.x bodies are bridged to their signed originals); pull: the inbox polls the hub; off: not linked. */
@@ -16,7 +16,6 @@ export interface HubLink {
 
 /** off: not linked (hub webhooks are stored as they come; nothing is bridged or pulled) — until `clawrelay hub register`. */
 export const HUB_LINK_DEFAULTS: HubLink = { mode: "off", prefix: null, pull_interval_sec: 15 };
-export const HUB_PREFIXES: readonly HubPrefix[] = ["agentgram", "botcord"];
 
 export interface HubOutcome {
   at: number;
@@ -56,19 +55,13 @@ export function parseHubLink(value: unknown, previous: HubLink): HubLink {
   const mode = input.mode ?? previous.mode;
   if (mode !== "webhook" && mode !== "pull" && mode !== "off") throw bad('hub.mode must be "webhook", "pull" or "off"');
   const prefix = input.prefix === undefined ? previous.prefix : input.prefix;
-  if (prefix !== null && !HUB_PREFIXES.includes(prefix as HubPrefix)) throw bad('hub.prefix must be "agentgram", "botcord" or null (learn it from the hub\'s probes)');
+  if (prefix !== null && !isHubPrefix(prefix)) throw bad('hub.prefix must be "agentgram", "botcord" or null (learn it from the hub\'s probes)');
   const interval = input.pull_interval_sec ?? previous.pull_interval_sec;
   if (typeof interval !== "number" || !Number.isInteger(interval) || interval < 5 || interval > 3600) throw bad("hub.pull_interval_sec must be an integer from 5 to 3600");
-  return { mode, prefix: prefix as HubPrefix | null, pull_interval_sec: interval };
+  return { mode, prefix, pull_interval_sec: interval };
 }
 
 /** The prefix messages the relay formats itself are posted under, so one pair of mappings serves all. */
 export function effectivePrefix(link: HubLink, state: HubState): HubPrefix {
   return link.prefix ?? state.learned_prefix ?? "agentgram";
-}
-
-/** The hub's sub-path prefix a hook sub-path uses, if any ("botcord_inbox/agent" → botcord). */
-export function prefixOfSubpath(subpath: string): HubPrefix | null {
-  const match = /^(agentgram|botcord)_inbox\/(?:agent|wake)$/.exec(subpath);
-  return match ? (match[1] as HubPrefix) : null;
 }

@@ -9,11 +9,10 @@
 // Covered by test/node/hub-link.e2e.test.ts against a stand-in hub.
 import { HubCallError, ackHubInbox, fetchHubHistory, pullHubInbox, refreshHubToken } from "./hub-client.ts";
 import type { HubRecord } from "./hub-client.ts";
-import { RelayError, fromBase64, parseEnvelope, randomBytes, toBase64, utf8 } from "../protocol/index.ts";
+import { RelayError, fromBase64, parseEnvelope, prefixOfSubpath, randomBytes, toBase64, utf8 } from "../protocol/index.ts";
 import type { Envelope } from "../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
-import { prefixOfSubpath } from "./hub-link.ts";
 import type { HubState } from "./hub-link.ts";
 import type { InboxStore } from "./inbox-store.ts";
 import { acceptEnvelope } from "./intake.ts";
