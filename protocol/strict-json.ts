@@ -29,9 +29,9 @@ function nextNonSpace(text: string, from: number): number {
 
 /**
  * Scans the text once, without building values: a stack of open containers, a key set per object.
- * Runs before JSON.parse, so malformed text is still refused by JSON.parse afterwards.
+ * For text already parsed leniently (a webhook body); parseStrictJson runs it before JSON.parse.
  */
-function checkKeysAndDepth(text: string, maxDepth: number): void {
+export function assertStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
   const stack: (Set<string> | null)[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
@@ -60,7 +60,7 @@ function checkKeysAndDepth(text: string, maxDepth: number): void {
 
 /** Parses JSON text strictly; throws RelayError(400, invalid_json) saying what to fix. */
 export function parseStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
-  checkKeysAndDepth(text, maxDepth);
+  assertStrictJson(text, maxDepth);
   try {
     return JSON.parse(text);
   } catch {

@@ -2,7 +2,7 @@
 // (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
 // A body that carries an envelope is read again strictly (no duplicate keys), as a posted envelope is:
 // the signature must be checked over the one reading every parser agrees on.
-import { ENVELOPE_VERSION, parseStrictJson } from "../protocol/index.ts";
+import { ENVELOPE_VERSION, assertStrictJson } from "../protocol/index.ts";
 
 function parseJson(text: string): unknown {
   try {
@@ -26,15 +26,17 @@ export function classifyHookBody(bytes: Uint8Array): HookBody {
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
   if (keys.length === 1 && record.probe === true) return { kind: "probe" };
-  if (looksLikeEnvelope(record)) return { kind: "envelope", envelope: parseStrictJson(text) };
+  if (looksLikeEnvelope(record)) {
+    assertStrictJson(text);
+    return { kind: "envelope", envelope: record };
+  }
   for (const field of ["message", "text"] as const) {
     const inner = record[field];
-    if (typeof inner === "string") {
-      const candidate = parseJson(inner);
-      if (looksLikeEnvelope(candidate)) return { kind: "envelope", envelope: parseStrictJson(inner) };
-    } else if (looksLikeEnvelope(inner)) {
-      parseStrictJson(text);
-      return { kind: "envelope", envelope: inner };
+    const candidate = typeof inner === "string" ? parseJson(inner) : inner;
+    if (looksLikeEnvelope(candidate)) {
+      // The envelope's own text when it came as a string, else the body that holds it.
+      assertStrictJson(typeof inner === "string" ? inner : text);
+      return { kind: "envelope", envelope: candidate };
     }
   }
   return { kind: "opaque" };
