@@ -149,13 +149,18 @@ export class InboxStore {
     return (this.exec(`SELECT * FROM messages WHERE seq = ?`, seq)[0] as unknown as StoredMessage | undefined) ?? null;
   }
 
-  /** Messages of any state after `after`, without bodies; `state` filters. */
-  list(after: number, limit: number, state?: "queued" | "dead"): MessageMeta[] {
+  /**
+   * Messages after `after`, without bodies, in id order. `state` filters by what is stored; "sent" and
+   * "queued" are the stored queued rows inside and outside the connected agent's in-flight range.
+   */
+  list(after: number, limit: number, state: "queued" | "sent" | "dead" | "all", inFlight: InFlight | null): MessageMeta[] {
     const columns = `seq, kind, subpath, content_type, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of`;
-    const rows = state
-      ? this.exec(`SELECT ${columns} FROM messages WHERE seq > ? AND state = ? ORDER BY seq LIMIT ?`, after, state, limit)
-      : this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit);
-    return rows as unknown as MessageMeta[];
+    const range = [inFlight?.from ?? 0, inFlight?.upTo ?? 0];
+    const [where, params] =
+      state === "all" ? ["", []]
+      : state === "dead" ? ["AND state = 'dead'", []]
+      : [`AND state = 'queued' AND ${state === "sent" ? "" : "NOT "}(seq > ? AND seq <= ?)`, range];
+    return this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ${where} ORDER BY seq LIMIT ?`, after, ...params, limit) as unknown as MessageMeta[];
   }
 
   /** Counts by state and the oldest waiting message (one aggregate read, no writes). */

@@ -23,7 +23,7 @@ export interface QueueHost {
 
 const LIST_MAX = 200;
 
-function stateOf(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
+function itemState(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
   if (meta.state === "dead") return "dead";
   return inFlight && meta.seq > inFlight.from && meta.seq <= inFlight.upTo ? "sent" : "queued";
 }
@@ -31,7 +31,7 @@ function stateOf(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | 
 export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueItem {
   return {
     id: meta.seq,
-    state: stateOf(meta, inFlight),
+    state: itemState(meta, inFlight),
     kind: meta.kind,
     subpath: meta.subpath,
     content_type: meta.content_type,
@@ -76,21 +76,8 @@ export function queueRoutes(host: QueueHost): Hono {
     const after = queryInteger(c.req.query("after"), "after", 0, Number.MAX_SAFE_INTEGER, 0);
     const limit = queryInteger(c.req.query("limit"), "limit", 1, LIST_MAX, 50);
     const inFlight = host.inFlight();
-    // "queued" and "sent" are one stored state told apart by the connection: filter after reading.
-    const stored = stateText === "dead" ? "dead" : stateText === "all" ? undefined : "queued";
-    const items: QueueItem[] = [];
-    let cursor = after;
-    let more = true;
-    while (items.length <= limit && more) {
-      const page = host.store.list(cursor, LIST_MAX, stored);
-      more = page.length === LIST_MAX;
-      for (const meta of page) {
-        cursor = meta.seq;
-        const item = queueItem(meta, inFlight);
-        if (stateText === "all" || item.state === stateText) items.push(item);
-        if (items.length > limit) break;
-      }
-    }
+    // One more than asked, to know whether there is more.
+    const items = host.store.list(after, limit + 1, stateText, inFlight).map((meta) => queueItem(meta, inFlight));
     const messages = items.slice(0, limit);
     return c.json({
       messages,
@@ -116,7 +103,7 @@ export function queueRoutes(host: QueueHost): Hono {
     const message = host.store.find(id);
     if (!message) throw notFound(id);
     if (message.state !== "dead") {
-      throw new RelayError(409, "not_dead", `message ${id} is ${stateOf(message, host.inFlight())}, not dead: only dead messages are replayed (it will be delivered anyway)`);
+      throw new RelayError(409, "not_dead", `message ${id} is ${itemState(message, host.inFlight())}, not dead: only dead messages are replayed (it will be delivered anyway)`);
     }
     const expiresAt = Date.now() + config.limits.hook_ttl_sec * 1000;
     const next = host.store.replay(id, expiresAt);
