@@ -66,6 +66,7 @@ export class InboxStore {
   /** Rows written by this instance since it was created (SQLite's own count, indexes included). */
   rowsWritten = 0;
   private maxSeq = 0;
+  private hubState: HubState | null = null;
   private count = 0;
   private bytes = 0;
 
@@ -270,13 +271,18 @@ export class InboxStore {
 
   // --- hub link state (hub-link.ts) -------------------------------------------------------------
 
+  /** Read once per object, then kept: this store is its only writer (a copy is returned). */
   loadHubState(): HubState {
-    const row = this.exec(`SELECT value FROM meta WHERE key = 'hub_state'`)[0];
-    return row ? { ...EMPTY_HUB_STATE, ...(JSON.parse(String(row.value)) as Partial<HubState>) } : { ...EMPTY_HUB_STATE };
+    if (!this.hubState) {
+      const row = this.exec(`SELECT value FROM meta WHERE key = 'hub_state'`)[0];
+      this.hubState = row ? { ...EMPTY_HUB_STATE, ...(JSON.parse(String(row.value)) as Partial<HubState>) } : { ...EMPTY_HUB_STATE };
+    }
+    return { ...this.hubState };
   }
 
   saveHubState(state: HubState): void {
     this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('hub_state', ?)`, JSON.stringify(state));
+    this.hubState = { ...state };
   }
 
   // --- dedup --------------------------------------------------------------------------------
