@@ -30,10 +30,9 @@ import {
 import type { RequestToSign } from "../../protocol/index.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
 import { verifySignedRequest } from "../../worker/request-auth.ts";
+import { VECTOR } from "../support/workerd/test-vector.ts";
 
-const SEED_B64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-const PUBLIC_KEY = "ed25519:A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=";
-const AGENT_ID = "ag_ff73a0647bbc";
+const { seed: SEED_B64, publicKey: PUBLIC_KEY, agentId: AGENT_ID } = VECTOR;
 const DEFAULT_KEY_ID = "k_6368d976ac0b";
 
 const EXAMPLE: RequestToSign = {
@@ -65,10 +64,10 @@ const ENVELOPE_INPUT = [
   "message",
   "",
   "3600",
-  "sha256:cbbbdcd27692344de5dbab3abcaba413fb0f45307267de7081401576df1cb176",
+  VECTOR.hashHello,
 ].join("\n");
-const HASH_EMPTY_PAYLOAD = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
-const ENVELOPE_SIG = "5ic80ANuYcX5E9H7fs5gFmsOTrnaKXIzXUb7w0eCIg7F3LVwYT8ynW2lGYOjgNQKh9ZruLkYInWdli/aJs0xBA==";
+const HASH_EMPTY_PAYLOAD = VECTOR.hashEmpty;
+const ENVELOPE_SIG = VECTOR.envelopeSig;
 
 const seed = fromBase64(SEED_B64)!;
 const sign = (message: Uint8Array) => signWithSeed(seed, message);

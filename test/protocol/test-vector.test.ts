@@ -20,13 +20,9 @@ import {
   verifyPureJs,
   verifyWebCrypto,
 } from "../../protocol/index.ts";
+import { VECTOR } from "../support/workerd/test-vector.ts";
 
-const SEED_B64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
-const PUBKEY = "ed25519:A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=";
-const AGENT_ID = "ag_ff73a0647bbc";
-const HASH_HELLO = "sha256:cbbbdcd27692344de5dbab3abcaba413fb0f45307267de7081401576df1cb176";
-const HASH_EMPTY = "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a";
-const SIG = "5ic80ANuYcX5E9H7fs5gFmsOTrnaKXIzXUb7w0eCIg7F3LVwYT8ynW2lGYOjgNQKh9ZruLkYInWdli/aJs0xBA==";
+const { seed: SEED_B64, publicKey: PUBKEY, agentId: AGENT_ID, hashHello: HASH_HELLO, hashEmpty: HASH_EMPTY, envelopeSig: SIG } = VECTOR;
 
 const seed = fromBase64(SEED_B64)!;
 const draft = () =>
