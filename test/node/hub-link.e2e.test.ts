@@ -11,12 +11,12 @@ import type { AgentHandle } from "../../local-agent/agent.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
 import { signedRelayCall } from "../../local-agent/relay-api.ts";
 import { loadSettings } from "../../local-agent/settings.ts";
-import { openClawConfigFor, startStandinGateway } from "../../scripts/standin-gateway.ts";
+import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { startAgentlineHub } from "../support/node/agentline-hub.ts";
 import { signEnvelope } from "../support/node/agentline-hub-wire.ts";
 import type { AgentlineHub } from "../support/node/agentline-hub.ts";
-import { relayFixture, runAgent, waitUntil } from "../support/node/stack.ts";
+import { relayFixture, runAgent, waitUntil, writeOpenClawConfig } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { runCli } from "./cli-harness.ts";
 
@@ -48,8 +48,7 @@ async function newcomer(prefix: "agentgram" | "botcord", delivery: "webhook" | "
     { mode: 0o600 },
   );
   const configPath = join(dir, "openclaw", "openclaw.json");
-  await mkdir(join(dir, "openclaw"), { recursive: true });
-  await writeFile(configPath, openClawConfigFor(gateway, { prefix }));
+  await writeOpenClawConfig(configPath, gateway, "", true, prefix);
   const env = { HOME: dir, CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath };
   const init = await runCli(["init", "--relay", fixture.relay().url, "--import-agentline"], env);
   expect(init.code, init.stderr).toBe(0);

@@ -73,8 +73,7 @@ export interface HomeOptions {
 export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, name = "Test Agent", options: HomeOptions = {}): Promise<AgentHome> {
   const dir = await mkdtemp(join(tmpdir(), "clawrelay-home-"));
   const configPath = join(dir, "openclaw", "openclaw.json");
-  await mkdir(join(configPath, ".."), { recursive: true });
-  await writeFile(configPath, openClawConfigFor(gateway, { chatCompletions: options.chatCompletions ?? true, ...(options.prefix ? { prefix: options.prefix } : {}) }));
+  await writeOpenClawConfig(configPath, gateway, "", options.chatCompletions ?? true, options.prefix);
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
   await runInit({ settingsPath, env, relay: relay.url, hub: options.hubUrl ?? NO_HUB, name });
@@ -82,9 +81,9 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true): Promise<void> {
+export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true, prefix?: string): Promise<void> {
   await mkdir(join(path, ".."), { recursive: true });
-  await writeFile(path, openClawConfigFor(gateway, { chatCompletions, extra }));
+  await writeFile(path, openClawConfigFor(gateway, { chatCompletions, extra, ...(prefix ? { prefix } : {}) }));
 }
 
 export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
