@@ -148,10 +148,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     env_type: envelope.type,
   };
   const ack = !hubMade && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, nowSec) : undefined;
-  const answer =
-    arrival.via === "hub" && arrival.alreadyDelivered
-      ? recordWithoutStoring(ctx, envelope, ttlSec, ack)
-      : await storeEnvelope(ctx, message, envelope, ttlSec, ack);
+  const answer = await storeEnvelope(ctx, arrival.via === "hub" && arrival.alreadyDelivered ? null : message, envelope, ttlSec, ack, fingerprint);
 
   if (ack && arrival.via !== "direct") await ctx.sendToHub(ack, expiresAt);
   // A message to oneself needs no ack in one's own inbox.
@@ -162,22 +159,22 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
 /**
  * Stores an accepted envelope with its dedup record (kept max(TTL, 24 h), so a late retry is still
  * recognised), schedules its expiry and wakes consumers. Used for posted envelopes and for receipts
- * that sibling inboxes hand over.
+ * that sibling inboxes hand over. `message` null records it only (answered with id 0): its flat hub
+ * body was delivered instead (hub-sync.ts).
  */
-export async function storeEnvelope(ctx: IntakeContext, message: NewMessage, envelope: Envelope, ttlSec: number, ack?: Envelope): Promise<Answer> {
-  const seq = ctx.store.insertMessage(message);
+export async function storeEnvelope(
+  ctx: IntakeContext,
+  message: NewMessage | null,
+  envelope: Envelope,
+  ttlSec: number,
+  ack?: Envelope,
+  fingerprint = envelopeFingerprint(envelope),
+): Promise<Answer> {
+  const seq = message ? ctx.store.insertMessage(message) : 0;
   const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
   const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
-  ctx.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify(answer), dedupUntil);
-  await ctx.stored(seq, message.expires_at);
-  return answer;
-}
-
-/** Dedup record only (id 0: stored here under no id, its flat hub body was delivered instead). */
-function recordWithoutStoring(ctx: IntakeContext, envelope: Envelope, ttlSec: number, ack?: Envelope): Answer {
-  const answer: Answer = ack ? { queued: true, id: 0, ack } : { queued: true, id: 0 };
-  const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
-  ctx.store.recordDelivery(envelope.from, envelope.msg_id, envelopeFingerprint(envelope), JSON.stringify(answer), dedupUntil);
+  ctx.store.recordDelivery(envelope.from, envelope.msg_id, fingerprint, JSON.stringify(answer), dedupUntil);
+  if (message) await ctx.stored(seq, message.expires_at);
   return answer;
 }
 
