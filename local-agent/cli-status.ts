@@ -22,6 +22,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
 }
 
 function hubLine(hub: NonNullable<AgentStatusAnswer["relay_hub"]>): string {
+  if (hub.mode === "off") return "hub       not linked (clawrelay hub register links the inbox to its hub)";
   const r = hub.last_receipt;
   const receipt = !r ? "no receipt sent yet" : r.ok ? `last receipt accepted at ${new Date(r.at).toISOString()}` : `last receipt REFUSED (${r.status} ${r.detail}) at ${new Date(r.at).toISOString()} — see clawrelay hub status`;
   return `hub       ${hub.mode} (prefix ${hub.prefix}); ${receipt}${hub.receipts_refused > 0 ? `; ${hub.receipts_refused} refused in all` : ""}`;
