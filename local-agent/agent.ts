@@ -17,7 +17,8 @@ import { createGatewayClient } from "./gateway-forwarder.ts";
 import type { GatewayTarget } from "./gateway-forwarder.ts";
 import { settingsIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
-import { loadGatewaySettings } from "./openclaw-config.ts";
+import { fileGatewaySource } from "./gateway-source.ts";
+import type { GatewaySource } from "./gateway-source.ts";
 import type { Environment, GatewayOverrides, GatewaySettings } from "./openclaw-config.ts";
 import { RelayClient } from "./relay-client.ts";
 import { societyRoutes } from "./society-api.ts";
@@ -29,8 +30,10 @@ import type { HubPrefix, QueueSummary } from "../protocol/index.ts";
 
 export interface AgentStatus {
   agent_id: string;
+  /** "standalone" (clawrelay start) or "gateway plugin" (openclaw-plugin/). */
+  runs_in: AgentRunsIn;
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
-  gateway: { port: number; hooks_path: string; config_path: string | null };
+  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null };
   /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
   delivery: DeliveryStatus & { cursor: number };
   delegation: { waiting: number; late_results_dropped: number };
@@ -54,7 +57,10 @@ export interface AgentHandle {
   replaced: Promise<void>;
 }
 
+export type AgentRunsIn = "standalone" | "gateway plugin";
+
 export interface AgentOptions {
+  runsIn?: AgentRunsIn;
   settings: AgentSettings;
   env: Environment;
   logger: Logger;
@@ -65,6 +71,8 @@ export interface AgentOptions {
   cardFile?: string;
   /** The delivery journal (delivery-journal.ts); none = the cursor lives in memory only. */
   journalFile?: string;
+  /** Where gateway settings come from; default: openclaw.json, followed as it changes. */
+  gateway?: GatewaySource;
 }
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
@@ -79,12 +87,18 @@ export function openClawEnv(overrides: AgentSettings["gateway"], env: Environmen
   return overrides?.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
 }
 
-export function gatewayTarget(settings: AgentSettings, env: Environment): { target: GatewayTarget; gateway: GatewaySettings } {
-  const gateway = loadGatewaySettings(openClawEnv(settings.gateway, env), gatewayOverrides(settings));
+/** The standalone agent's source: openclaw.json as found from the environment and agent.json. */
+export function settingsGatewaySource(settings: AgentSettings, env: Environment, logger?: Logger): GatewaySource {
+  return fileGatewaySource(openClawEnv(settings.gateway, env), gatewayOverrides(settings), undefined, (g) =>
+    logger?.info("gateway settings re-read", { config: g.configPath, port: g.port, hooks_path: g.hooksPath, chat_completions: g.chatCompletionsEnabled, auth: g.auth.source }),
+  );
+}
+
+export function gatewayTarget(gateway: GatewaySettings): GatewayTarget {
   if (!gateway.hooksToken) {
     throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);
   }
-  return { target: { port: gateway.port, hooksPath: gateway.hooksPath, hooksToken: gateway.hooksToken }, gateway };
+  return { port: gateway.port, hooksPath: gateway.hooksPath, hooksToken: gateway.hooksToken };
 }
 
 function removeIfOurs(runFile: string, record: string): void {
@@ -112,7 +126,19 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const { settings, env, logger } = options;
   // The key may be the root key or one the root key listed for the inbox: the relay decides.
   const identity = { ...settingsIdentity(settings), agentId: settings.agent_id };
-  let current = gatewayTarget(settings, env);
+  const source = options.gateway ?? settingsGatewaySource(settings, env, logger);
+  // Refused at the start (no hooks token = nothing can be delivered); later changes are followed.
+  let current = { gateway: source.current(), target: gatewayTarget(source.current()) };
+  const refresh = () => {
+    const gateway = source.current();
+    if (gateway === current.gateway) return current;
+    try {
+      current = { gateway, target: gatewayTarget(gateway) };
+    } catch (err) {
+      logger.error("gateway settings unusable; keeping the previous ones", { error: (err as Error).message });
+    }
+    return current;
+  };
   const gatewayClient = createGatewayClient();
   const startedAt = Date.now();
   const relay: AgentStatus["relay"] = { url: settings.relay_url, state: "disconnected", since: startedAt, backlog: null, error: null };
@@ -123,29 +149,18 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     relayUrl: settings.relay_url,
     identity,
     card: () => card,
-    chat: () => ({
-      port: current.target.port,
-      authToken: current.gateway.authToken,
-      model: settings.openclaw_agent ?? "openclaw",
-      enabled: current.gateway.chatCompletionsEnabled,
-    }),
+    chat: () => {
+      const now = refresh();
+      return { port: now.target.port, authToken: now.gateway.authToken, authProblem: now.gateway.auth.problem, model: settings.openclaw_agent ?? "openclaw", enabled: now.gateway.chatCompletionsEnabled };
+    },
     timeoutMs: settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS,
     logger,
   });
 
   const loop = new DeliveryLoop({
     agentId: settings.agent_id,
-    target: () => {
-      // Re-read the gateway config while something is wrong, so a fix takes effect without a restart.
-      if (loop.status.paused) {
-        try {
-          current = gatewayTarget(settings, env);
-        } catch (err) {
-          logger.error("gateway config unreadable", { error: (err as Error).message });
-        }
-      }
-      return current.target;
-    },
+    // Asked before every post: a fixed hooks token or path takes effect on the next message.
+    target: () => refresh().target,
     post: (target, message, key) => gatewayClient.post(target, message, key),
     ack: (id) => client.ack(id),
     reject: (id, rejection) => client.reject(id, rejection),
@@ -184,8 +199,9 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   let listed = false;
   const status = (): AgentStatus => ({
     agent_id: settings.agent_id,
+    runs_in: options.runsIn ?? "standalone",
     relay: { ...relay },
-    gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath },
+    gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath, auth_source: current.gateway.auth.source, config_error: source.error },
     delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor },
     delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
     api_port: api?.port ?? 0,
@@ -198,7 +214,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       agentName: () => card?.name ?? settings.display_name ?? settings.agent_id,
       relayConnected: () => relay.state === "connected",
       listed: () => listed,
-      gatewayReachable: () => portIsListening(current.target.port),
+      gatewayReachable: () => portIsListening(refresh().target.port),
       apiPort: () => api?.port ?? 0,
       startedAt,
       delegator,

@@ -9,6 +9,19 @@ export interface ChatTarget {
   model: string;
 }
 
+/** What the gateway said, from its JSON error shapes or its text: kept so a failure can be acted on. */
+export function gatewayErrorText(body: string): string {
+  let said: unknown = body;
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown; message?: unknown };
+    const error = parsed.error;
+    said = typeof error === "string" ? error : typeof (error as { message?: unknown })?.message === "string" ? (error as { message: string }).message : parsed.message ?? body;
+  } catch {
+    // Plain text ("Unauthorized", "Not Found").
+  }
+  return String(said).replace(/\s+/g, " ").trim().slice(0, 300);
+}
+
 export type ChatOutcome = { ok: true; text: string } | { ok: false; reason: string };
 
 export const CHAT_COMPLETIONS_HINT =
@@ -26,11 +39,21 @@ export async function runChat(target: ChatTarget, user: string, message: string,
   } catch (err) {
     return { ok: false, reason: `the agent's gateway did not answer: ${(err as Error).message}` };
   }
-  if (res.status === 404) return { ok: false, reason: CHAT_COMPLETIONS_HINT };
-  if (res.status === 401 || res.status === 403) return { ok: false, reason: "the agent's gateway refused its gateway.auth.token" };
-  const body = (await res.json().catch(() => null)) as { choices?: { message?: { content?: unknown } }[] } | null;
-  const content = body?.choices?.[0]?.message?.content;
-  if (!res.ok || typeof content !== "string") return { ok: false, reason: `the agent's gateway answered ${res.status} without a reply` };
+  const raw = await res.text().catch(() => "");
+  const said = gatewayErrorText(raw);
+  const quoted = said ? `: ${said}` : "";
+  if (res.status === 404) return { ok: false, reason: `${CHAT_COMPLETIONS_HINT} (the gateway answered 404${quoted})` };
+  if (res.status === 401 || res.status === 403) {
+    return { ok: false, reason: `the agent's gateway refused its gateway token (${res.status}${quoted}); its owner should run clawrelay doctor` };
+  }
+  if (!res.ok) return { ok: false, reason: `the agent's gateway answered ${res.status}${quoted}` };
+  let content: unknown;
+  try {
+    content = (JSON.parse(raw) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+  } catch {
+    content = undefined;
+  }
+  if (typeof content !== "string") return { ok: false, reason: `the agent's gateway answered ${res.status} without a reply${quoted ? ` (${said})` : ""}` };
   return { ok: true, text: content };
 }
 

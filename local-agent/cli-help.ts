@@ -93,7 +93,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "doctor",
-    summary: "check settings, relay, openclaw.json, hooks, mappings and port, each with its fix",
+    summary: "check settings, relay, openclaw.json, and ask the running gateway (hooks token, gateway token, chat completions), each with its fix",
     usage: ["doctor [--gateway-port N] [--hooks-path PATH] [--openclaw-config FILE]"],
     flags: GATEWAY_FLAGS,
     positionals: 0,

@@ -8,9 +8,10 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
   const last = s.delivery.last_delivery;
   const d = s.delivery;
   return [
-    `agent     ${s.agent_id} (pid ${pid}, local API 127.0.0.1:${s.api_port})`,
+    `agent     ${s.agent_id} (${s.runs_in === "gateway plugin" ? "inside the OpenClaw gateway, " : ""}pid ${pid}, local API 127.0.0.1:${s.api_port})`,
     `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
-    `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"})`,
+    `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"}; gateway token: ${s.gateway.auth_source})`,
+    ...(s.gateway.config_error ? [`          openclaw.json changed but cannot be read (${s.gateway.config_error}); using the last good settings`] : []),
     `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,

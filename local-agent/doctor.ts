@@ -7,12 +7,12 @@ import { gatewaySettingsFrom, readOpenClawConfig } from "./openclaw-config.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
-import { HUB_PREFIXES, hubSubpaths } from "../protocol/index.ts";
-import type { HubPrefix } from "../protocol/index.ts";
+import { gatewayChecks } from "./doctor-gateway.ts";
+import type { Level } from "./doctor-gateway.ts";
 import { fileMode, loadSettings } from "./settings.ts";
 import type { AgentSettings } from "./settings.ts";
 
-export type Level = "OK" | "WARN" | "FAIL";
+export type { Level } from "./doctor-gateway.ts";
 
 export interface Check {
   level: Level;
@@ -66,42 +66,8 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     add("FAIL", (err as Error).message, "fix the syntax; the gateway will not start either");
   }
 
-  if (gateway) {
-    if (gateway.hooksEnabled) add("OK", "hooks.enabled is true");
-    else add("FAIL", "hooks.enabled is not true", 'set "hooks": { "enabled": true, "token": "<long random>" } in openclaw.json');
-    if (gateway.hooksToken) add("OK", "hooks.token is set");
-    else add("FAIL", "hooks.token is missing", "set hooks.token in openclaw.json (a long random string)");
-    add(gateway.hooksPath === "/hooks" ? "OK" : "WARN", `hooks.path is ${gateway.hooksPath}`);
-    if (await portIsListening(gateway.port)) add("OK", `gateway listening on 127.0.0.1:${gateway.port} (${gateway.portSource})`);
-    else add("FAIL", `nothing listens on 127.0.0.1:${gateway.port} (${gateway.portSource})`, "start the gateway: openclaw gateway");
-    mappingChecks(gateway.mappingPaths, settings?.hub?.prefix, add);
-  }
+  if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
   return checks;
-}
-
-const pairOf = (prefix: HubPrefix) => Object.values(hubSubpaths(prefix));
-
-/**
- * The hub posts to <prefix>_inbox/agent and …/wake: `agentgram` on Agentline, `botcord` in the public
- * code. Either full pair passes; with a prefix chosen by `hub register`, only its own pair is OK.
- */
-function mappingChecks(paths: string[], chosen: HubPrefix | undefined, add: (level: Level, what: string, fix?: string) => void): void {
-  const mapped = HUB_PREFIXES.filter((prefix) => pairOf(prefix).every((p) => paths.includes(p)));
-  const preferred = chosen ?? mapped[0] ?? "agentgram";
-  if (mapped.includes(preferred)) {
-    for (const subpath of pairOf(preferred)) add("OK", `hooks.mappings has ${subpath}`);
-    return;
-  }
-  const other = mapped[0];
-  if (other) {
-    add("WARN", `hooks.mappings has ${other}_inbox/agent and …/wake, but the hub was registered with prefix ${preferred}: its webhooks will get 404`,
-      `add mappings for ${pairOf(preferred).join(" and ")}, or run clawrelay hub register --prefix ${other}`);
-    return;
-  }
-  for (const subpath of pairOf(preferred)) {
-    if (paths.includes(subpath)) add("OK", `hooks.mappings has ${subpath}`);
-    else add("FAIL", `hooks.mappings has no entry for ${subpath}: the gateway will answer 404`, `add { "match": { "path": "${subpath}" }, … } as the Agentline set-up does`);
-  }
 }
 
 export function doctorReport(checks: Check[]): string {

@@ -9,6 +9,15 @@ export interface Logger {
   error(event: string, fields?: LogFields): void;
 }
 
+/** `event key=value …`, values with spaces quoted. */
+export function formatEvent(event: string, fields: LogFields = {}): string {
+  const rest = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === "string" && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
+    .join(" ");
+  return rest ? `${event} ${rest}` : event;
+}
+
 export function createLogger(options: { json?: boolean; write?: (line: string) => void } = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line + "\n"));
   const emit = (level: string, event: string, fields: LogFields = {}) => {
@@ -17,11 +26,7 @@ export function createLogger(options: { json?: boolean; write?: (line: string) =
       write(JSON.stringify({ time, level, event, ...fields }));
       return;
     }
-    const rest = Object.entries(fields)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => `${k}=${typeof v === "string" && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
-      .join(" ");
-    write(`${time} ${level.padEnd(5)} ${event}${rest ? " " + rest : ""}`);
+    write(`${time} ${level.padEnd(5)} ${formatEvent(event, fields)}`);
   };
   return {
     info: (event, fields) => emit("info", event, fields),

@@ -4,6 +4,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import JSON5 from "json5";
+import { resolveGatewayAuth, substitutedString } from "./gateway-token.ts";
+import type { GatewayAuth } from "./gateway-token.ts";
 
 export const DEFAULT_GATEWAY_PORT = 18789;
 export const DEFAULT_HOOKS_PATH = "/hooks";
@@ -62,8 +64,23 @@ export interface GatewaySettings {
   maxBodyBytes: number | null;
   /** match.path of every hooks.mappings entry, slashes trimmed as OpenClaw compares them. */
   mappingPaths: string[];
+  mappings: HookMapping[];
+  /** hooks.allowRequestSessionKey: whether a posted `sessionKey` may pick the session. */
+  allowRequestSessionKey: boolean;
+  /** hooks.allowedSessionKeyPrefixes; null when unset. */
+  allowedSessionKeyPrefixes: string[] | null;
+  /** The /v1/* credential (gateway-token.ts); `authToken` is its value. */
+  auth: GatewayAuth;
   authToken: string | null;
   chatCompletionsEnabled: boolean;
+}
+
+/** The parts of a hooks.mappings entry clawrelay checks. */
+export interface HookMapping {
+  path: string;
+  action: string | null;
+  /** The mapping's sessionKey template (per-sender sessions need "{{sessionKey}}"). */
+  sessionKey: string | null;
 }
 
 export interface GatewayOverrides {
@@ -97,18 +114,33 @@ export function gatewaySettingsFrom(config: unknown, env: Environment, overrides
       : Number.isInteger(configPort) && configPort > 0
         ? [configPort, "gateway.port"]
         : [DEFAULT_GATEWAY_PORT, "default"];
-  const mappings = Array.isArray(hooks.mappings) ? hooks.mappings : [];
+  const mappings: HookMapping[] = (Array.isArray(hooks.mappings) ? hooks.mappings : [])
+    .map((m) => {
+      const entry = record(m);
+      return {
+        path: String(record(entry.match).path ?? "").replace(/^\/+|\/+$/g, ""),
+        action: typeof entry.action === "string" ? entry.action : null,
+        sessionKey: typeof entry.sessionKey === "string" ? entry.sessionKey : null,
+      };
+    })
+    .filter((m) => m.path !== "");
+  const auth = resolveGatewayAuth(root, env, overrides.authToken);
+  const prefixes = hooks.allowedSessionKeyPrefixes;
   const endpoints = record(record(record(gateway.http).endpoints).chatCompletions);
   return {
     configPath,
     port,
     portSource,
     hooksEnabled: hooks.enabled === true,
-    hooksToken: overrides.hooksToken ?? (typeof hooks.token === "string" && hooks.token !== "" ? hooks.token : null),
+    hooksToken: overrides.hooksToken ?? (typeof hooks.token === "string" && hooks.token !== "" ? substitutedString(hooks.token, env) : null),
     hooksPath: normaliseHooksPath(overrides.hooksPath ?? (typeof hooks.path === "string" && hooks.path !== "" ? hooks.path : DEFAULT_HOOKS_PATH)),
     maxBodyBytes: typeof hooks.maxBodyBytes === "number" ? hooks.maxBodyBytes : null,
-    mappingPaths: mappings.map((m) => String(record(record(m).match).path ?? "").replace(/^\/+|\/+$/g, "")).filter((p) => p !== ""),
-    authToken: overrides.authToken ?? (typeof record(gateway.auth).token === "string" ? (record(gateway.auth).token as string) : null),
+    mappingPaths: mappings.map((m) => m.path),
+    mappings,
+    allowRequestSessionKey: hooks.allowRequestSessionKey === true,
+    allowedSessionKeyPrefixes: Array.isArray(prefixes) ? prefixes.filter((p): p is string => typeof p === "string") : null,
+    auth,
+    authToken: auth.token,
     chatCompletionsEnabled: overrides.chatCompletions ?? endpoints.enabled === true,
   };
 }

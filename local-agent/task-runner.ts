@@ -14,7 +14,8 @@ export interface TaskRunnerOptions {
   relayUrl: string;
   identity: Identity;
   card(): CardFile | null;
-  chat(): ChatTarget & { enabled: boolean };
+  /** `authProblem`: why no gateway token could be found (logged here, never sent to the requester). */
+  chat(): ChatTarget & { enabled: boolean; authProblem?: string | null };
   timeoutMs: number;
   logger: Logger;
 }
@@ -75,6 +76,7 @@ export class TaskRunner {
     } else {
       // One gateway session per (requester, task): follow-ups with the same task_id share the history.
       const outcome = await runChat(chat, `clawrelay:${task.from}:${taskId}`, String(task.payload.text ?? ""), this.options.timeoutMs);
+      if (!outcome.ok && chat.authProblem) logger.warn("delegated task failed; the gateway token may be why", { task_id: taskId, problem: chat.authProblem });
       payload = outcome.ok ? { ...taskStatusOf(outcome.text) } : { status: "failed", error: outcome.reason };
     }
     const result = await signEnvelope(

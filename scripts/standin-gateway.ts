@@ -150,6 +150,12 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
         const send = () => answer(next.status, JSON.stringify({ ok: false, error: "scripted" }), next.retryAfter ? { "retry-after": next.retryAfter } : {});
         return next.delayMs ? void setTimeout(send, next.delayMs) : send();
       }
+      // GET /v1/models: the OpenAI-compatible list (doctor asks it to check the gateway token).
+      if (url.pathname === "/v1/models" && req.method === "GET") {
+        if (options.chatCompletions === false) return answer(404, "Not Found");
+        if (req.headers.authorization !== `Bearer ${gateway.authToken}`) return answer(401, "Unauthorized");
+        return answer(200, JSON.stringify({ object: "list", data: [{ id: "openclaw", object: "model" }] }));
+      }
       if (req.method !== "POST") return answer(405, "Method Not Allowed");
       if (url.pathname === "/v1/chat/completions") return chat(Buffer.concat(chunks), req.headers, answer);
       // Outside hooks.path the hooks handler never sees the request, so no token is asked for.
