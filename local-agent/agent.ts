@@ -155,6 +155,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     },
     timeoutMs: settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS,
     logger,
+    reachable: (port) => portIsListening(port),
   });
 
   const loop = new DeliveryLoop({

@@ -27,6 +27,15 @@ interface Waiter {
 
 const REMEMBERED = 1000;
 const TASK_TTL_MARGIN_SEC = 60;
+/** How long a task can be followed up after its last exchange (kept in memory: a restart forgets). */
+export const TASK_MEMORY_MS = 24 * 3600_000;
+
+/** A task started here: follow-ups must name the same agent and skill. */
+interface KnownTask {
+  agent: string;
+  skill: string;
+  lastUsed: number;
+}
 
 export interface DelegatorOptions {
   relayUrl: string;
@@ -43,6 +52,8 @@ export class Delegator {
   private readonly expired = new Set<string>();
   /** Tasks sent from here: the relay's ack of each (queued to our inbox too) is phase 1, already seen. */
   private readonly sent = new Set<string>();
+  /** task_id → what it was started with, oldest first (a Map keeps insertion order; re-use moves it last). */
+  private readonly tasks = new Map<string, KnownTask>();
   private readonly options: DelegatorOptions;
 
   constructor(options: DelegatorOptions) {
@@ -53,16 +64,30 @@ export class Delegator {
     const { relayUrl, identity, timeoutMs, logger } = this.options;
     const agent = request.agent_id;
     const skill = request.skill_id;
-    const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ApiAnswer => ({
-      status,
+    // Always HTTP 200: scripts read `.success` and `.error` after `curl -sf`, which hides error statuses.
+    const fail = (error: string, extra: Record<string, unknown> = {}): ApiAnswer => ({
+      status: 200,
       body: { success: false, error, agent, skill, ...extra },
     });
+    if (request.task_id !== undefined) {
+      const known = this.knownTask(request.task_id);
+      if (!known) {
+        return fail(`task_id "${request.task_id}" is not a task this agent started (or it was forgotten: 24 h after its last message, or at a restart); leave task_id out to start a new task`, { task_id: request.task_id, status: "failed" });
+      }
+      if (known.agent !== agent) {
+        return fail(`task ${request.task_id} is with ${known.agent}, not ${agent}; leave task_id out to start a new task with ${agent}`, { task_id: request.task_id, status: "failed" });
+      }
+      if (known.skill !== skill) {
+        return fail(`task ${request.task_id} uses the skill "${known.skill}"; a follow-up keeps its skill — to use "${skill}", leave task_id out to start a new task`, { task_id: request.task_id, status: "failed" });
+      }
+    }
     const cardRes = await fetch(`${relayUrl}/directory/agents/${encodeURIComponent(agent)}`).catch(() => null);
-    if (!cardRes) return fail(502, `cannot reach the relay at ${relayUrl}`);
-    if (cardRes.status === 404) return fail(404, `Agent "${agent}" not found in the directory (search first: /api/search-agents)`);
+    if (!cardRes) return fail(`cannot reach the relay at ${relayUrl}`);
+    if (cardRes.status === 404) return fail(`Agent "${agent}" not found in the directory (search first: /api/search-agents)`);
+    if (!cardRes.ok) return fail(`the relay's directory answered ${cardRes.status} for ${agent}; try again`);
     const card = (await cardRes.json()) as { agent_id: string; skills: { id: string }[] };
     if (!card.skills.some((s) => s.id === skill)) {
-      return fail(400, `${agent} offers no skill "${skill}"; its skills are: ${card.skills.map((s) => s.id).join(", ") || "none"}`);
+      return fail(`${agent} offers no skill "${skill}"; its skills are: ${card.skills.map((s) => s.id).join(", ") || "none"}`);
     }
     const taskId = request.task_id ?? crypto.randomUUID();
     const payload: Record<string, unknown> = { text: request.message, skill_id: skill, task_id: taskId, ...(request.session_id ? { session_id: request.session_id } : {}) };
@@ -84,23 +109,41 @@ export class Delegator {
     if (sent.status !== 202) {
       clearTimeout(timer);
       this.waiters.delete(envelope.msg_id);
-      return fail(502, `the relay refused the task for ${agent}: ${relayErrorText(sent)}`);
+      return fail(`the relay refused the task for ${agent}: ${relayErrorText(sent)}`);
     }
+    this.rememberTask(taskId, { agent, skill, lastUsed: Date.now() });
     logger.info("task sent", { agent, skill, task_id: taskId, msg_id: envelope.msg_id });
     const answer = await result;
     clearTimeout(timer);
     this.waiters.delete(envelope.msg_id);
     if (!answer) {
       remember(this.expired, envelope.msg_id);
-      return fail(504, `Delegation to ${agent} timed out (${timeoutMs}ms)`, { task_id: taskId });
+      return fail(`Delegation to ${agent} timed out (${timeoutMs}ms)`, { task_id: taskId });
     }
     const p = answer.payload;
     const status = p.status === "input-required" ? "input-required" : p.status === "failed" || answer.type === "error" ? "failed" : "completed";
     if (status === "failed") {
       const error = (p.error as { message?: unknown } | undefined)?.message ?? p.error ?? p.text ?? "the target agent failed the task";
-      return fail(502, String(error), { task_id: taskId, status });
+      return fail(String(error), { task_id: taskId, status });
     }
     return { status: 200, body: { success: true, task_id: taskId, status, response: String(p.text ?? ""), agent, skill } };
+  }
+
+  /** The task, if it was started here and used within TASK_MEMORY_MS. */
+  private knownTask(taskId: string): KnownTask | null {
+    const known = this.tasks.get(taskId);
+    if (!known) return null;
+    if (Date.now() - known.lastUsed > TASK_MEMORY_MS) {
+      this.tasks.delete(taskId);
+      return null;
+    }
+    return known;
+  }
+
+  private rememberTask(taskId: string, task: KnownTask): void {
+    this.tasks.delete(taskId);
+    if (this.tasks.size >= REMEMBERED) this.tasks.delete(this.tasks.keys().next().value!);
+    this.tasks.set(taskId, task);
   }
 
   get waiting(): number {

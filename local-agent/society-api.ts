@@ -16,13 +16,28 @@ export interface SocietyApiDeps {
   delegator: Delegator;
 }
 
-function parseJson(body: Buffer): Record<string, unknown> | null {
+/** The body as an object; "not_json" when it does not parse at all, null when it is JSON of another shape. */
+function parseJson(body: Buffer): Record<string, unknown> | null | "not_json" {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(body.toString("utf8") || "null");
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    value = JSON.parse(body.toString("utf8") || "null");
   } catch {
-    return null;
+    return "not_json";
   }
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+}
+
+/**
+ * Names, skill ids and task ids arrive with stray whitespace from shell scripts: `jq -Rs .` keeps the
+ * newline `echo` added. They are identifiers, so they are trimmed, as the original client does.
+ */
+function identifier(value: unknown): unknown {
+  return typeof value === "string" ? value.trim() : value;
+}
+
+/** A person's text keeps its inner newlines; only the one newline a shell `echo` appends goes. */
+export function withoutTrailingNewline(text: string): string {
+  return text.replace(/\r?\n$/, "");
 }
 
 export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
@@ -45,7 +60,8 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
     },
 
     "POST /api/search-agents": async (_req, raw) => {
-      const body = parseJson(raw);
+      const parsed = parseJson(raw);
+      const body = parsed === "not_json" ? null : parsed;
       if (!body || typeof body.query !== "string" || body.query.trim() === "") {
         return { status: 400, body: { success: false, error: 'send {"query": "<what you need>", "limit": 10}' } };
       }
@@ -53,7 +69,7 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
       const res = await fetch(`${deps.relayUrl}/directory/search`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: body.query, limit }),
+        body: JSON.stringify({ query: body.query.trim(), limit }),
         signal: AbortSignal.timeout(15_000),
       }).catch(() => null);
       if (!res?.ok) return { status: 502, body: { success: false, error: `the relay's directory did not answer (${res?.status ?? "unreachable"})` } };
@@ -67,23 +83,37 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
       };
     },
 
+    // Every failure a script can act on is a 200 with success:false and the reason: the documented
+    // commands use `curl -sf`, which prints nothing at all for an HTTP error status. Only a body that
+    // is not JSON (no script sends that) keeps a 400.
     "POST /api/delegate-task": async (_req, raw) => {
-      const body = parseJson(raw);
-      const required = ["agent_id", "skill_id", "message"] as const;
-      if (!body || required.some((k) => typeof body[k] !== "string" || (body[k] as string).trim() === "")) {
-        return { status: 400, body: { success: false, error: "agent_id, skill_id and message are required strings", agent: body?.agent_id ?? null, skill: body?.skill_id ?? null } };
+      const parsed = parseJson(raw);
+      if (parsed === "not_json") {
+        return { status: 400, body: { success: false, error: 'the body is not JSON: send {"agent_id": "…", "skill_id": "…", "message": "…"}', agent: "", skill: "" } };
       }
-      for (const optional of ["task_id", "session_id"] as const) {
-        if (body[optional] !== undefined && typeof body[optional] !== "string") {
-          return { status: 400, body: { success: false, error: `${optional} must be a string`, agent: body.agent_id, skill: body.skill_id } };
-        }
+      const body = parsed ?? {};
+      const agent = identifier(body.agent_id);
+      const skill = identifier(body.skill_id);
+      const taskId = identifier(body.task_id);
+      const sessionId = identifier(body.session_id);
+      const named = { agent: typeof agent === "string" ? agent : "", skill: typeof skill === "string" ? skill : "" };
+      const refuse = (error: string) => ({ status: 200, body: { success: false, error, ...named } });
+      const missing = (["agent_id", "skill_id", "message"] as const).filter((k) => {
+        const v = k === "message" ? body.message : identifier(body[k]);
+        return typeof v !== "string" || v.trim() === "";
+      });
+      if (!parsed || missing.length > 0) {
+        return refuse(`${missing.length > 0 ? missing.join(", ") : "agent_id, skill_id and message"} ${missing.length === 1 ? "is" : "are"} required (non-empty strings): send {"agent_id": "<name from search>", "skill_id": "<best_skill_id>", "message": "…"}`);
+      }
+      for (const [name, value] of [["task_id", taskId], ["session_id", sessionId]] as const) {
+        if (value !== undefined && (typeof value !== "string" || value === "")) return refuse(`${name} must be a non-empty string (leave it out to start a new task)`);
       }
       return deps.delegator.delegate({
-        agent_id: body.agent_id as string,
-        skill_id: body.skill_id as string,
-        message: body.message as string,
-        ...(typeof body.task_id === "string" ? { task_id: body.task_id } : {}),
-        ...(typeof body.session_id === "string" ? { session_id: body.session_id } : {}),
+        agent_id: named.agent,
+        skill_id: named.skill,
+        message: withoutTrailingNewline(body.message as string),
+        ...(typeof taskId === "string" ? { task_id: taskId } : {}),
+        ...(typeof sessionId === "string" ? { session_id: sessionId } : {}),
       });
     },
   };

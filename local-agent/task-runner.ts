@@ -18,7 +18,11 @@ export interface TaskRunnerOptions {
   chat(): ChatTarget & { enabled: boolean; authProblem?: string | null };
   timeoutMs: number;
   logger: Logger;
+  /** Whether something listens on the gateway's port (agent.ts: portIsListening). */
+  reachable(port: number): Promise<boolean>;
 }
+
+export const GATEWAY_DOWN = "the target agent's OpenClaw gateway is not running (nothing answers on its port); its owner should start it, then send the task again";
 
 const MAX_CONCURRENT = 4;
 
@@ -71,6 +75,9 @@ export class TaskRunner {
     let payload: Record<string, unknown>;
     if (!card?.skills.some((s) => s.id === skillId)) {
       payload = { status: "failed", error: `${card?.name ?? this.options.identity.agentId} does not offer the skill "${skillId}"` };
+    } else if (!(await this.options.reachable(chat.port))) {
+      // Asked first: a gateway that is not running says nothing about its settings.
+      payload = { status: "failed", error: GATEWAY_DOWN };
     } else if (!chat.enabled) {
       payload = { status: "failed", error: CHAT_COMPLETIONS_HINT };
     } else {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import type { CardFile } from "../../local-agent/card-file.ts";
+import { GATEWAY_DOWN } from "../../local-agent/task-runner.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
@@ -86,17 +87,54 @@ describe("search and delegate", () => {
     expect(res.body).toMatchObject({ success: true, status: "input-required", response: "which city do you mean?" });
   });
 
-  it("answers unknown agents, unknown skills and bad requests with clear errors", async () => {
+  it("answers unknown agents, unknown skills and bad requests with HTTP 200, success:false and a reason (curl -sf hides error statuses)", async () => {
     const unknown = await api(requester, "/api/delegate-task", { agent_id: "nobody-here", skill_id: "x", message: "hi" });
-    expect(unknown.status).toBe(404);
+    expect(unknown.status).toBe(200);
     expect(unknown.body).toMatchObject({ success: false, agent: "nobody-here", skill: "x" });
     expect(String(unknown.body.error)).toContain("not found");
     const skill = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "poetry", message: "hi" });
-    expect(skill.status).toBe(400);
+    expect(skill.status).toBe(200);
     expect(String(skill.body.error)).toContain("forecast");
     const missing = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name });
-    expect(missing.status).toBe(400);
-    expect(missing.body.success).toBe(false);
+    expect(missing).toEqual({ status: 200, body: { success: false, error: expect.stringContaining("skill_id, message are required"), agent: WEATHER.name, skill: "" } });
+    const empty = await api(requester, "/api/delegate-task", {});
+    expect(empty.body).toMatchObject({ success: false, agent: "", skill: "" });
+    const typed = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "forecast", message: "hi", task_id: 7 });
+    expect(typed.body).toMatchObject({ success: false, error: "task_id must be a non-empty string (leave it out to start a new task)" });
+    // Only a body that is not JSON at all keeps an HTTP error.
+    const notJson = await fetch(`http://127.0.0.1:${requester.apiPort}/api/delegate-task`, { method: "POST", headers: { "content-type": "application/json" }, body: "agent_id=x" });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toMatchObject({ success: false, agent: "", skill: "" });
+  });
+
+  it("names, skill and task ids are trimmed and one trailing newline leaves the message, as `jq -Rs .` sends them", async () => {
+    const res = await api(requester, "/api/delegate-task", { agent_id: `${WEATHER.name}\n`, skill_id: " forecast\n", message: "Line one\nline two\n" });
+    expect(res.body).toMatchObject({ success: true, agent: WEATHER.name, skill: "forecast", response: 'Reply 1: I have heard "Line one\nline two"' });
+    const again = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "forecast", message: "More?\n\n", task_id: `${String(res.body.task_id)}\n` });
+    expect(again.body).toMatchObject({ success: true, task_id: res.body.task_id });
+    expect(String(again.body.response)).toContain('"More?\n"');
+  });
+
+  it("a follow-up must name a task started here, with its agent and its skill", async () => {
+    const never = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "forecast", message: "hi", task_id: "never-issued" });
+    expect(never.body).toMatchObject({ success: false, task_id: "never-issued", status: "failed", agent: WEATHER.name, skill: "forecast" });
+    expect(String(never.body.error)).toContain('task_id "never-issued" is not a task this agent started');
+    expect(String(never.body.error)).toContain("leave task_id out to start a new task");
+    const first = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "forecast", message: "Rome?" });
+    expect(first.body.success).toBe(true);
+    const otherSkill = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "alerts", message: "storms?", task_id: first.body.task_id });
+    expect(otherSkill.body).toMatchObject({ success: false, status: "failed" });
+    expect(String(otherSkill.body.error)).toBe(`task ${String(first.body.task_id)} uses the skill "forecast"; a follow-up keeps its skill — to use "alerts", leave task_id out to start a new task`);
+    const otherAgent = await api(requester, "/api/delegate-task", { agent_id: "someone-else", skill_id: "forecast", message: "x", task_id: first.body.task_id });
+    expect(String(otherAgent.body.error)).toContain(`is with ${WEATHER.name}, not someone-else`);
+  });
+
+  it("a target whose gateway is not running says so, not that chat completions are off", async () => {
+    const card: CardFile = { ...WEATHER, name: `down-${suffix}`, skills: [{ id: "echo", name: "Echo" }] };
+    const { gateway } = await agentWith("Down", { card, chatCompletions: false });
+    await gateway.close();
+    const res = await api(requester, "/api/delegate-task", { agent_id: card.name, skill_id: "echo", message: "anyone?" });
+    expect(res).toMatchObject({ status: 200, body: { success: false, status: "failed", error: GATEWAY_DOWN } });
   });
 
   it("a target with chat completions disabled answers failed, naming the setting", async () => {
@@ -110,7 +148,7 @@ describe("search and delegate", () => {
   it("B offline: A times out cleanly, and B's late result is dropped, not given to another caller", async () => {
     await target.close();
     const res = await api(requester, "/api/delegate-task", { agent_id: WEATHER.name, skill_id: "forecast", message: "late question" });
-    expect(res.status).toBe(504);
+    expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: false, error: `Delegation to ${WEATHER.name} timed out (4000ms)`, agent: WEATHER.name, skill: "forecast" });
     // B comes back, answers the queued task; A must drop that result and still serve new calls right.
     target = await runAgent(targetHome);

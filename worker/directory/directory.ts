@@ -9,7 +9,7 @@ import type { RpcResult } from "../rpc-result.ts";
 import { SearchIndex } from "./search-index.ts";
 import { SemanticIndex, combineHybrid, skillText, workersAiEmbedder } from "./semantic-index.ts";
 import type { Embedder } from "./semantic-index.ts";
-import type { AgentCard, SearchHit } from "./search-index.ts";
+import type { AgentCard, SearchResult } from "./search-index.ts";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS cards (
@@ -126,16 +126,16 @@ export class Directory extends DurableObject<Env> {
   }
 
   /** Lexical ranking; hybrid with the semantic scores when an embeddings binding is present. */
-  async search(query: string, limit: number): Promise<SearchHit[]> {
-    if (!this.embedder || this.semantic.size === 0) return this.index.search(query, limit);
-    const lexical = this.index.search(query, HYBRID_LEXICAL_POOL);
+  async search(query: string, limit: number): Promise<SearchResult> {
+    if (!this.embedder || this.semantic.size === 0) return this.index.find(query, limit);
+    const lexical = this.index.find(query, HYBRID_LEXICAL_POOL);
     let queryVector: Float32Array | undefined;
     try {
       [queryVector] = await this.embedder([query]);
     } catch (err) {
       console.error("Directory.search: embeddings unavailable, lexical only:", err);
     }
-    if (!queryVector) return lexical.slice(0, limit);
+    if (!queryVector) return { hits: lexical.hits.slice(0, limit), total: lexical.total };
     return combineHybrid(lexical, this.semantic.scores(queryVector), (name) => this.cards.get(name), limit);
   }
 }

@@ -63,7 +63,7 @@ directoryRoutes.post("/search", async (c) => {
     throw new RelayError(400, "invalid_query", `send {"query": "<text of at most ${MAX_QUERY_LENGTH} characters>", "limit": 1..50}`);
   }
   const limit = Math.min(50, Math.max(1, Math.trunc(Number(body.limit ?? 10)) || 10));
-  const hits = await directory(c.env).search(body.query, limit);
+  const { hits, total } = await directory(c.env).search(body.query, limit);
   return c.json({
     agents: hits.map((hit) => ({
       name: hit.card.name,
@@ -73,6 +73,7 @@ directoryRoutes.post("/search", async (c) => {
       best_skill_id: hit.best_skill_id,
       skills: hit.card.skills.map((s) => ({ id: s.id, name: s.name, description: s.description })),
     })),
-    total: hits.length,
+    // Every agent that matched, before the limit: "3 of 12" tells a script there is more to ask for.
+    total,
   });
 });

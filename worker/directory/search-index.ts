@@ -10,11 +10,26 @@ import { tokenize } from "./tokenize.ts";
 export interface SkillCard { id: string; name: string; description: string; tags: string[]; examples: string[] }
 export interface AgentCard { name: string; agent_id: string; description: string; skills: SkillCard[] }
 export interface SearchHit { card: AgentCard; score: number; best_skill_id: string | null }
+/** The best hits, and how many agents matched in all (before the limit). */
+export interface SearchResult { hits: SearchHit[]; total: number }
 
 const K1 = 1.2;
 const B = 0.75;
 const MAX_LIMIT = 50;
 const WEIGHT = { skillName: 3, tags: 2, skillDescription: 1, examples: 1, agentDescription: 0.5, agentName: 1 };
+/** The share of the score a hit keeps whatever its coverage; the rest grows with the terms it matches. */
+export const COVERAGE_FLOOR = 0.5;
+
+/**
+ * Coverage counts: the idf-weighted share is scaled by how many of the query's distinct terms the
+ * skill matches, from COVERAGE_FLOOR (none… one of many) to 1 (all). Scripts take the first result,
+ * and a skill answering two of three words is usually the one meant over a skill sharing only the
+ * rarest word. A hit matching fewer terms still wins when its share is higher by more than the ratio
+ * of the factors — ×1.25 for one term against two of three — that is, when its term is far more specific.
+ */
+export function coverageScore(share: number, matched: number, terms: number): number {
+  return share * (COVERAGE_FLOOR + ((1 - COVERAGE_FLOOR) * matched) / Math.max(1, terms));
+}
 
 /**
  * The units containing one term, with the term's field-weighted frequency in each. Parallel arrays
@@ -42,6 +57,8 @@ export class SearchIndex {
   private unitLength = new Float64Array(1024);
   /** Score accumulator, all zeros between searches. */
   private scratch = new Float64Array(1024);
+  /** Query terms each unit matched, all zeros between searches. */
+  private matched = new Uint16Array(1024);
   /** Ids of removed units, reused so the arrays stay as large as the live index. */
   private readonly freeIds: number[] = [];
   private unitCount = 0;
@@ -116,12 +133,17 @@ export class SearchIndex {
    * 0.45 "about half the query's weight" — comparable across queries, unlike a raw BM25 sum.
    */
   search(query: string, limit: number): SearchHit[] {
+    return this.find(query, limit).hits;
+  }
+
+  /** `search`, with the number of agents that matched at all (`total`, before `limit`). */
+  find(query: string, limit: number): SearchResult {
     const max = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(limit) || 1));
     const terms = [...new Set(tokenize(query))];
-    if (terms.length === 0 || this.unitCount === 0) return [];
+    if (terms.length === 0 || this.unitCount === 0) return { hits: [], total: 0 };
     const n = this.unitCount;
     const avgLength = this.totalLength / n || 1;
-    const { scratch: acc, unitLength } = this;
+    const { scratch: acc, matched, unitLength } = this;
     const touched: number[] = [];
     let idfSum = 0;
     for (const term of terms) {
@@ -140,14 +162,16 @@ export class SearchIndex {
         // tf(k1+1)/(tf+K) divided by its limit (k1+1): saturation in [0, 1).
         if (acc[id] === 0) touched.push(id);
         acc[id]! += (idf * tf) / (tf + k);
+        matched[id]!++;
       }
     }
     // An agent scores as its best unit.
     const mark = ++this.searches;
     const hits: Entry[] = [];
     for (const id of touched) {
-      const score = acc[id]! / idfSum;
+      const score = coverageScore(acc[id]! / idfSum, matched[id]!, terms.length);
       acc[id] = 0;
+      matched[id] = 0;
       const entry = this.unitEntry[id]!;
       const skill = this.unitSkill[id]!;
       if (entry.mark !== mark) {
@@ -159,11 +183,12 @@ export class SearchIndex {
       entry.score = score;
       entry.skill = skill;
     }
-    return topHits(hits, max).map(({ card, score, skill }) => ({
+    const top = topHits(hits, max).map(({ card, score, skill }) => ({
       card,
       score,
       best_skill_id: skill < 0 ? null : card.skills[skill]!.id,
     }));
+    return { hits: top, total: hits.filter((entry) => entry.score > 0).length };
   }
 
   private addUnit(entry: Entry, skill: number, fields: readonly Field[]): void {
@@ -197,7 +222,7 @@ export class SearchIndex {
     const lengths = new Float64Array(size);
     skills.set(this.unitSkill);
     lengths.set(this.unitLength);
-    [this.unitSkill, this.unitLength, this.scratch] = [skills, lengths, new Float64Array(size)];
+    [this.unitSkill, this.unitLength, this.scratch, this.matched] = [skills, lengths, new Float64Array(size), new Uint16Array(size)];
   }
 }
 

@@ -1,7 +1,7 @@
 // The semantic half of hybrid search, used only when the deployment has an embeddings binding
 // (Workers AI): one vector per skill, compared with the query's by cosine. Platform-free; covered by
 // test/worker/directory/hybrid.test.ts.
-import type { AgentCard, SearchHit, SkillCard } from "./search-index.ts";
+import type { AgentCard, SearchHit, SearchResult, SkillCard } from "./search-index.ts";
 
 /** Turns texts into vectors (Workers AI's text-embedding models, or a stand-in in tests). */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;
@@ -77,14 +77,15 @@ export class SemanticIndex {
  * is a candidate; its score is LEXICAL_WEIGHT·lexical + (1 − LEXICAL_WEIGHT)·semantic, still in 0..1.
  * best_skill_id stays the lexical one when words matched, else the semantically closest skill.
  */
+/** `total`: agents matched by either ranking (exact while the lexical pool held every lexical match). */
 export function combineHybrid(
-  lexical: SearchHit[],
+  lexical: SearchResult,
   semantic: Map<string, { score: number; skill: number }>,
   cards: (name: string) => AgentCard | undefined,
   limit: number,
-): SearchHit[] {
+): SearchResult {
   const merged = new Map<string, SearchHit>();
-  for (const hit of lexical) merged.set(hit.card.name, { ...hit, score: LEXICAL_WEIGHT * hit.score });
+  for (const hit of lexical.hits) merged.set(hit.card.name, { ...hit, score: LEXICAL_WEIGHT * hit.score });
   for (const [name, { score, skill }] of semantic) {
     const existing = merged.get(name);
     if (existing) existing.score += (1 - LEXICAL_WEIGHT) * score;
@@ -93,10 +94,11 @@ export function combineHybrid(
       if (card) merged.set(name, { card, score: (1 - LEXICAL_WEIGHT) * score, best_skill_id: card.skills[skill]?.id ?? null });
     }
   }
-  return [...merged.values()]
+  const all = [...merged.values()]
     .filter((hit) => hit.score > 0)
-    .sort((a, b) => b.score - a.score || (a.card.name < b.card.name ? -1 : a.card.name > b.card.name ? 1 : 0))
-    .slice(0, Math.min(50, Math.max(1, limit)));
+    .sort((a, b) => b.score - a.score || (a.card.name < b.card.name ? -1 : a.card.name > b.card.name ? 1 : 0));
+  const beyondPool = Math.max(0, lexical.total - lexical.hits.length);
+  return { hits: all.slice(0, Math.min(50, Math.max(1, limit))), total: all.length + beyondPool };
 }
 
 /** Workers AI: `run(model, {text})` answers `{shape, data: number[][]}`. */

@@ -40,7 +40,13 @@ describe("hybrid mixing", () => {
     const a = card("a-bot", "ag_aaaaaaaaaaaa", "one", "x");
     const b = card("b-bot", "ag_bbbbbbbbbbbb", "two", "y");
     const cards = new Map([[a.name, a], [b.name, b]]);
-    const hits = combineHybrid([{ card: a, score: 0.5, best_skill_id: "one" }], new Map([["a-bot", { score: 1, skill: 0 }], ["b-bot", { score: 0.9, skill: 0 }]]), (n) => cards.get(n), 10);
+    const { hits, total } = combineHybrid({ hits: [{ card: a, score: 0.5, best_skill_id: "one" }], total: 1 }, new Map([["a-bot", { score: 1, skill: 0 }], ["b-bot", { score: 0.9, skill: 0 }]]), (n) => cards.get(n), 1);
+    // Both matched, one fits the limit: total counts before the limit.
+    expect(total).toBe(2);
+    expect(hits).toHaveLength(1);
+    const all = combineHybrid({ hits: [{ card: a, score: 0.5, best_skill_id: "one" }], total: 1 }, new Map([["a-bot", { score: 1, skill: 0 }], ["b-bot", { score: 0.9, skill: 0 }]]), (n) => cards.get(n), 10).hits;
+    expect(all).toHaveLength(2);
+    hits.push(all[1]!);
     expect(hits.map((h) => h.card.name)).toEqual(["a-bot", "b-bot"]);
     expect(hits[0]!.score).toBeCloseTo(LEXICAL_WEIGHT * 0.5 + (1 - LEXICAL_WEIGHT) * 1);
     expect(hits[1]).toMatchObject({ best_skill_id: "two" });

@@ -1,7 +1,7 @@
 // The directory's ranking (worker/directory/search-index.ts): which agent and which skill a query
 // finds among overlapping cards, what the score means, and that updates take effect.
 import { describe, expect, it } from "vitest";
-import { SearchIndex } from "../../../worker/directory/search-index.ts";
+import { SearchIndex, coverageScore } from "../../../worker/directory/search-index.ts";
 import type { AgentCard, SkillCard } from "../../../worker/directory/search-index.ts";
 
 const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
@@ -184,7 +184,7 @@ describe("what a score means", () => {
     expect(weatherAlerts!.score).toBeLessThan(top!.score / 2);
   });
 
-  it("a unit covering about half the query (by idf) scores about half", () => {
+  it("a unit covering about half the query (by idf, and one of its two terms) scores about half, times the coverage factor 0.75", () => {
     const small = new SearchIndex();
     for (const card of FIXTURE) small.upsert(card);
     small.upsert(agent("harbour-a", "", [skill("s", "ocean tide", "")]));
@@ -192,8 +192,10 @@ describe("what a score means", () => {
     const hits = small.search("ocean tide", 10);
     const a = hits.find((hit) => hit.card.name === "harbour-a")!;
     const b = hits.find((hit) => hit.card.name === "harbour-b")!;
-    expect(b.score / a.score).toBeGreaterThan(0.35);
-    expect(b.score / a.score).toBeLessThan(0.6);
+    const share = (b.score / coverageScore(1, 1, 2)) / (a.score / coverageScore(1, 2, 2));
+    expect(share).toBeGreaterThan(0.35);
+    expect(share).toBeLessThan(0.6);
+    expect(b.score / a.score).toBeCloseTo(share * 0.75);
   });
 
   it("a query word no card contains still counts: the score drops, the winner stays", () => {
@@ -201,6 +203,40 @@ describe("what a score means", () => {
     const withUnknown = index.search("weather forecast xyzzy", 1)[0]!;
     expect(withUnknown.card.name).toBe("weather-bot");
     expect(withUnknown.score).toBeLessThan(plain.score * 0.75);
+  });
+
+  it("coverage counts: two common words of the query beat one rare one; a far more specific word still wins", () => {
+    // The reported case: "nap" is in one card (rare, high idf), "weather" and "forecast" in six.
+    const sleepy = new SearchIndex();
+    for (let i = 0; i < 10; i++) sleepy.upsert(agent(`other-${i}`, `Unrelated helper number ${i}.`, [skill("x", `Helper ${i}`, "Does other things entirely.")]));
+    for (let i = 0; i < 5; i++) sleepy.upsert(agent(`wx-${i}`, "Weather forecast service.", [skill("data", "Weather Forecast Feed", "Weather forecast data.", ["weather", "forecast"])]));
+    sleepy.upsert(agent("sky-cast", "Local forecasts.", [skill("forecast", "Weather Forecast", "Today's weather forecast for your town.", ["weather", "forecast"])]));
+    sleepy.upsert(agent("siesta-coach", "Rest and recovery coaching for busy people.", [skill("power-nap", "Power Nap Planner", "Plan a short afternoon nap between meetings and calls.", ["sleep", "rest"])]));
+    const hits = sleepy.search("weather forecast nap", 20);
+    expect(hits[0]).toMatchObject({ best_skill_id: "forecast" });
+    expect(hits[0]!.card.name).toBe("sky-cast");
+    const nap = hits.find((hit) => hit.card.name === "siesta-coach")!;
+    expect(nap.score).toBeLessThan(hits[0]!.score);
+    // By the idf-weighted share alone the rare word would rank first (0.386 against 0.375): coverage flips it.
+    expect(nap.score / coverageScore(1, 1, 3)).toBeGreaterThan(hits[0]!.score / coverageScore(1, 2, 3));
+    // A far more specific word still wins: with many weather agents "weather forecast" means little.
+    for (let i = 5; i < 40; i++) sleepy.upsert(agent(`wx-${i}`, "Weather forecast service.", [skill("data", "Weather Forecast Feed", "Weather forecast data.", ["weather", "forecast"])]));
+    expect(sleepy.search("weather forecast nap", 1)[0]!.card.name).toBe("siesta-coach");
+    // The rule itself: one term of three needs a share ×1.25 that of two terms of three to rank first.
+    expect(coverageScore(0.5, 1, 3)).toBeCloseTo(coverageScore(0.4, 2, 3));
+    expect(coverageScore(0.51, 1, 3)).toBeGreaterThan(coverageScore(0.4, 2, 3));
+    expect(coverageScore(0.49, 1, 3)).toBeLessThan(coverageScore(0.4, 2, 3));
+    expect(coverageScore(0.8, 3, 3)).toBe(0.8);
+  });
+
+  it("find() counts every matching agent before the limit", () => {
+    const all = index.find("weather", 50);
+    expect(all.total).toBe(all.hits.length);
+    expect(all.total).toBeGreaterThanOrEqual(3);
+    const one = index.find("weather", 1);
+    expect(one.hits).toHaveLength(1);
+    expect(one.total).toBe(all.total);
+    expect(index.find("xylophone zebra", 5)).toEqual({ hits: [], total: 0 });
   });
 
   it("orders identical cards by name, whatever the insertion order", () => {
