@@ -27,9 +27,10 @@ export class NodeChild {
   private exitInfo: string | null = null;
   private readonly listeners = new Set<() => void>();
 
-  constructor(label: string, args: string[], env: Record<string, string>, cwd: string) {
+  /** `node`: the Node binary to run (default: this process's). */
+  constructor(label: string, args: string[], env: Record<string, string>, cwd: string, node = process.execPath) {
     this.label = label;
-    this.child = spawn(process.execPath, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
+    this.child = spawn(node, args, { cwd, env, stdio: ["ignore", "ignore", "pipe"] });
     if (this.child.pid === undefined) throw new Error(`could not spawn ${label}`);
     this.pid = this.child.pid;
     this.exited = new Promise((resolve) => {
@@ -95,14 +96,15 @@ export class NodeChild {
   }
 
   /** VmRSS and VmHWM (peak RSS so far) in KiB from /proc/<pid>/status. */
-  memory(): { rssKiB: number; hwmKiB: number } {
+  /** VmRSS, VmHWM, and RssAnon: the private part of VmRSS (the rest is the node binary and libraries, file-backed and shared). */
+  memory(): { rssKiB: number; hwmKiB: number; anonKiB: number } {
     const status = readFileSync(`/proc/${this.pid}/status`, "utf8");
     const field = (name: string) => {
       const match = new RegExp(`^${name}:\\s+(\\d+) kB$`, "m").exec(status);
       if (!match) throw new Error(`no ${name} in /proc/${this.pid}/status`);
       return Number(match[1]);
     };
-    return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM") };
+    return { rssKiB: field("VmRSS"), hwmKiB: field("VmHWM"), anonKiB: field("RssAnon") };
   }
 
   /** SIGTERM (the agent closes its socket and exits 0), SIGKILL after a grace period. */

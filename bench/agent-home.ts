@@ -27,7 +27,7 @@ export async function writeOpenClawConfig(path: string, gateway: StandinGateway)
  * on `relayUrl` (hub: `hubUrl`, never reached). The local API is set to port 0 (ephemeral) in
  * agent.json so the bench never collides with an agent already listening on 19791.
  */
-export async function makeBenchHome(dir: string, relayUrl: string, hubUrl: string, gateway: StandinGateway, name: string): Promise<BenchHome> {
+export async function makeBenchHome(dir: string, relayUrl: string, hubUrl: string, gateway: StandinGateway, name: string, extra: Partial<AgentSettings> = {}): Promise<BenchHome> {
   const configPath = join(dir, "openclaw", "openclaw.json");
   await writeOpenClawConfig(configPath, gateway);
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
@@ -35,6 +35,6 @@ export async function makeBenchHome(dir: string, relayUrl: string, hubUrl: strin
   const result = await runInit({ settingsPath, env, relay: relayUrl, hub: hubUrl, name });
   if (!result.webhookToken) throw new Error(`claiming ${result.settings.agent_id} returned no webhook token`);
   const settings = JSON.parse(await readFile(settingsPath, "utf8")) as AgentSettings;
-  saveSettings(settingsPath, { ...settings, api_port: 0 });
+  saveSettings(settingsPath, { ...settings, api_port: 0, ...extra });
   return { dir, agentId: result.settings.agent_id, webhookToken: result.webhookToken, env };
 }

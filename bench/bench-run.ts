@@ -1,7 +1,7 @@
 // The frame a bench entry runs in (relay-bench.ts, agent-bench.ts, directory-bench.ts): a temporary
 // directory, one Miniflare at a time with a keep-alive client to it, whatever else must be closed, and
 // one idempotent clean-up shared by the finally block, a signal and the watchdog.
-import { rmSync } from "node:fs";
+import { readFileSync, readdirSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -23,6 +23,34 @@ interface Owned {
   close: () => unknown;
   /** For a process about to end without waiting (kill a child). */
   now?: () => void;
+}
+
+/**
+ * CPU time (user + system, ms) used so far by the workerd processes this process started, read from
+ * /proc; null where there is none. On a shared machine wall time moves with the neighbours' load, CPU
+ * time much less, so the benches print both.
+ */
+export function workerdCpuMs(): number | null {
+  let total: number | null = null;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      const fields = stat.slice(close + 2).split(" ");
+      // After the name: state, ppid, … utime is field 14 and stime 15 of the file, in clock ticks (100/s).
+      if (stat.slice(stat.indexOf("(") + 1, close) !== "workerd" || Number(fields[1]) !== process.pid) continue;
+      total = (total ?? 0) + (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
 }
 
 export class BenchRun {

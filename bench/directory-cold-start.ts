@@ -1,11 +1,13 @@
 // Part 1 of bench/directory-bench.ts, cold: the Directory object evicted (Miniflare's
 // unsafeEvictDurableObject) and after a workerd restart on persisted storage, against the same for one
-// agent's Inbox object.
+// agent's Inbox object; and the full rebuild of the search index (its persisted copy marked stale while
+// workerd is down, bench/directory-storage.ts), as every start-up did before the index was persisted.
 import { startRelayMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
 import type { SearchIndex } from "../worker/directory/search-index.ts";
 import type { BenchRun } from "./bench-run.ts";
 import { healthz, sameHits, search } from "./directory-search-bench.ts";
+import { directoryDatabase } from "./directory-storage.ts";
 import type { HttpClient } from "./http-client.ts";
 import { LOOPBACK_HUB_URL, signedRequest } from "./relay-agents.ts";
 import type { BenchAgent } from "./relay-agents.ts";
@@ -84,16 +86,25 @@ export interface RestartRound {
   firstCorrect: boolean;
 }
 
+export interface RestartOptions {
+  rounds: number;
+  /** Which query each round starts with (a different one per round and per caller). */
+  firstQuery: number;
+  /** Run on the Directory's SQLite file while workerd is down, before each round's start. */
+  beforeStart?: (directoryDb: string) => void;
+}
+
 /**
- * RESTARTS times: Miniflare disposed and started again on the persisted storage, then GET /healthz, the
+ * `rounds` times: Miniflare disposed and started again on the persisted storage, then GET /healthz, the
  * first search (the Directory object from disk) and AFTER_EVICTION more. Returns the relay left running.
  */
-export async function runRestarts(run: BenchRun, bundle: WorkerBundle, persistDir: string, queries: string[], reference: SearchIndex): Promise<{ relay: HttpClient; rounds: RestartRound[] }> {
+export async function runRestarts(run: BenchRun, bundle: WorkerBundle, persistDir: string, queries: string[], reference: SearchIndex, options: RestartOptions = { rounds: RESTARTS, firstQuery: EVICTIONS }): Promise<{ relay: HttpClient; rounds: RestartRound[] }> {
   const rounds: RestartRound[] = [];
   let relay: HttpClient | null = null;
-  for (let round = 0; round < RESTARTS; round++) {
-    const query = queries[EVICTIONS + round]!;
+  for (let round = 0; round < options.rounds; round++) {
+    const query = queries[(options.firstQuery + round) % queries.length]!;
     await run.stopMiniflare();
+    if (options.beforeStart) options.beforeStart(await directoryDatabase(persistDir));
     const started = await startRelay(run, bundle, persistDir);
     relay = started.relay;
     const healthzMs = await healthz(relay);
@@ -102,6 +113,6 @@ export async function runRestarts(run: BenchRun, bundle: WorkerBundle, persistDi
     for (let i = 0; i < AFTER_EVICTION; i++) after.push((await search(relay, queries[(round * 31 + i) % queries.length]!)).ms);
     rounds.push({ readyMs: started.readyMs, healthzMs, firstSearchMs: first.ms, secondSearchMs: after[0]!, warmMs: after.slice(2), firstCorrect: sameHits(first.hits, reference, query) });
   }
-  if (!relay) throw new Error("RESTARTS must be at least 1");
+  if (!relay) throw new Error("a restart needs at least one round");
   return { relay, rounds };
 }

@@ -1,11 +1,14 @@
 // Part 1's set-up for bench/directory-bench.ts: agents with Node-crypto keys, each inbox claimed and
-// its card published on the relay, as a real agent does it.
+// its card published on the relay, as a real agent does it; and, for the large directory, publishes
+// straight to the Directory object's RPC (no inbox, no signature) with its index figures.
 import { generateKeyPairSync, sign as nodeSign } from "node:crypto";
 import type { KeyObject } from "node:crypto";
+import type { Miniflare } from "miniflare";
 import type { CardFile } from "../local-agent/card-file.ts";
 import { defaultKeyIdFor } from "../protocol/index.ts";
 import type { HttpClient, LoadResult } from "./http-client.ts";
 import { runClosedLoop } from "./http-client.ts";
+import { DIRECTORY_NAME } from "./directory-cold-start.ts";
 import { benchAgent, claimInbox, signedRequest } from "./relay-agents.ts";
 import type { BenchAgent } from "./relay-agents.ts";
 
@@ -56,4 +59,55 @@ export async function loadDirectory(relay: HttpClient, agents: BenchAgent[], car
   } finally {
     clearInterval(progress);
   }
+}
+
+/** What the bench reads of Directory.indexStats() (worker/directory/index-store.ts IndexStats, which needs the Workers types). */
+export interface DirectoryStats {
+  cards: number;
+  units: { live: number; ids: number; base: number };
+  pending: number;
+  cache: { terms: number; bytes: number };
+  memoryBytes: number;
+  /** Rows the index wrote since the object started; cardRowsWritten: the cards and vectors tables. */
+  rowsWritten: number;
+  cardRowsWritten: number;
+  commits: number;
+  rebuilds: number;
+  opened: string;
+}
+
+interface DirectoryRpc {
+  publish(card: unknown, signedAt: number): Promise<{ ok: boolean; code?: string; message?: string }>;
+  indexStats(): Promise<DirectoryStats>;
+}
+
+/**
+ * Runs `use` with a stub of the Directory object through Miniflare's RPC proxy, then lets the stub go:
+ * while one is held, the object cannot be evicted.
+ */
+/**
+ * Runs `use` with a stub of the Directory object through Miniflare's RPC proxy. Miniflare lets go of the
+ * object only when the proxy is garbage-collected, and till then the object cannot be evicted: callers
+ * restart Miniflare before the next eviction.
+ */
+async function withDirectory<T>(mf: Miniflare, use: (stub: DirectoryRpc) => Promise<T>): Promise<T> {
+  const namespace = await mf.getDurableObjectNamespace("DIRECTORY");
+  return use(namespace.get(namespace.idFromName(DIRECTORY_NAME)) as unknown as DirectoryRpc);
+}
+
+/** The Directory object's index figures, as plain data (Miniflare answers RPC with proxies). */
+export function directoryStats(mf: Miniflare): Promise<DirectoryStats> {
+  return withDirectory(mf, async (stub) => JSON.parse(JSON.stringify(await stub.indexStats())) as DirectoryStats);
+}
+
+/** Publishes `cards` by Directory.publish over Miniflare's RPC proxy, `concurrency` in flight. */
+export function publishThroughRpc(mf: Miniflare, cards: readonly unknown[], signedAt: number, concurrency: number): Promise<LoadResult> {
+  return withDirectory(mf, (stub) =>
+    runClosedLoop(cards.length, concurrency, async (i) => {
+      const start = performance.now();
+      const answer = await stub.publish(cards[i], signedAt);
+      if (answer.ok !== true) throw new Error(`publishing card ${i} over RPC -> ${String(answer.code)}: ${String(answer.message)}`);
+      return performance.now() - start;
+    }),
+  );
 }

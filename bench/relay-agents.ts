@@ -70,6 +70,24 @@ async function poll(client: HttpClient, agent: BenchAgent, after: number): Promi
   return JSON.parse(answer.body) as { messages: { id: number }[]; count: number };
 }
 
+/** Acknowledges everything queued in the agent's inbox (pages of 100, each committing the cursor). */
+export async function emptyInbox(client: HttpClient, agent: BenchAgent): Promise<void> {
+  for (let after = 0; ; ) {
+    const answer = await signedRequest(client, agent, "GET", `/inbox/${agent.id}/messages?after=${after}&ack=true&limit=100`);
+    if (answer.status !== 200) throw new Error(`emptying ${agent.id} failed: ${answer.status} ${answer.body}`);
+    const page = JSON.parse(answer.body) as { count: number; next_after: number };
+    if (page.count === 0) return;
+    after = page.next_after;
+  }
+}
+
+/** Messages waiting in the agent's inbox (GET /messages without acknowledging anything). */
+export async function inboxBacklog(client: HttpClient, agent: BenchAgent): Promise<number> {
+  const answer = await signedRequest(client, agent, "GET", `/inbox/${agent.id}/messages?ack=false&limit=1`);
+  if (answer.status !== 200) throw new Error(`polling ${agent.id} failed: ${answer.status} ${answer.body}`);
+  return (JSON.parse(answer.body) as { backlog: number }).backlog;
+}
+
 /**
  * Empties the queue with two signed polls (ack=true commits the cursor up to `after`), checking on the
  * way that message `lastId` is the newest one stored: every accepted message got the next id.

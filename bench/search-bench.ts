@@ -1,7 +1,8 @@
-// Directory search timing: worker/directory/search-index.ts over a synthetic 10,000-agent directory,
-// against a linear scan that scores every pre-tokenised skill with the same formula, counting document
-// frequencies as it goes (it also cross-checks the index: both must return the same agents, skills
-// and scores). Run: node bench/search-bench.ts [--agents 10000] [--queries 200]
+// Directory search timing: worker/directory/search-index.ts (every card in memory, ranked by
+// term-index.ts) over a synthetic 10,000-agent directory, against a linear scan that scores every
+// pre-tokenised skill with the same formula, counting document frequencies as it goes (it also
+// cross-checks the index: both must return the same agents, skills and scores).
+// Run: node bench/search-bench.ts [--agents 10000] [--queries 200]
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { SearchIndex } from "../worker/directory/search-index.ts";
@@ -15,10 +16,11 @@ const AGENTS = Number(values.agents);
 const QUERIES = Number(values.queries);
 const VOCABULARY = 5000;
 const LIMIT = 10;
-// Mirrors WEIGHT, K1 and B in search-index.ts; the cross-check below fails if they drift apart.
+// Mirrors WEIGHT (card-units.ts), K1, B and COVERAGE_FLOOR (term-index.ts); the cross-check below fails if they drift apart.
 const WEIGHT = { skillName: 3, tags: 2, skillDescription: 1, examples: 1, agentDescription: 0.5, agentName: 1 };
 const K1 = 1.2;
 const B = 0.75;
+const COVERAGE_FLOOR = 0.5;
 
 const random = rng(20251130);
 const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
@@ -99,11 +101,13 @@ function scan(query: string, limit: number): SearchHit[] {
   for (const unit of scanUnits) {
     const k = K1 * (1 - B + B * (unit.length / avgLength));
     let score = 0;
+    let matched = 0;
     terms.forEach((term, i) => {
       const tf = unit.tf.get(term);
-      if (tf) score += (idf[i]! * tf) / (tf + k);
+      if (tf) (score += (idf[i]! * tf) / (tf + k)), matched++;
     });
-    score /= idfSum;
+    // The coverage factor (COVERAGE_FLOOR in term-index.ts): half the score, the other half by terms matched.
+    score = (score / idfSum) * (COVERAGE_FLOOR + ((1 - COVERAGE_FLOOR) * matched) / terms.length);
     if (score > 0 && score > (best.get(unit.card)?.score ?? 0)) best.set(unit.card, { card: unit.card, score, best_skill_id: unit.skill });
   }
   return [...best.values()].sort((a, b) => b.score - a.score || (a.card.name < b.card.name ? -1 : 1)).slice(0, limit);
@@ -124,7 +128,7 @@ queries.forEach((query, q) => {
   hitCount += hits.length;
   const same = hits.length === expected.length &&
     hits.every((hit, i) => hit.card === expected[i]!.card && Math.abs(hit.score - expected[i]!.score) < 1e-9 && hit.best_skill_id === expected[i]!.best_skill_id);
-  if (!same) throw new Error(`index and scan disagree on "${query}": check WEIGHT/K1/B here against search-index.ts`);
+  if (!same) throw new Error(`index and scan disagree on "${query}": check WEIGHT/K1/B/COVERAGE_FLOOR here against term-index.ts`);
 });
 const [, updateMs] = timed(() => {
   for (let i = 0; i < 1000; i++) index.upsert(cards[(i * 7919) % AGENTS]!);

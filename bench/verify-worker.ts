@@ -2,7 +2,8 @@
 // returns. workerd freezes Date and performance.now() while JS runs (a Spectre mitigation), so the
 // time can only be read outside: wall time of ?n=N minus ?n=0 is the cost of N operations.
 // Bundled from bench/verify-worker.toml; imports the protocol module exactly as the relay does.
-import { publicKeyFromSeed, signWithSeed, verifyPureJs, verifyWebCrypto } from "../protocol/ed25519.ts";
+import { verifyWebCrypto } from "../protocol/ed25519.ts";
+import { publicKeyFromSeed, signWithSeed, verifyPureJs } from "../protocol/ed25519-pure.ts";
 import { draftEnvelope, signingInput } from "../protocol/envelope.ts";
 import type { UnsignedEnvelope } from "../protocol/envelope.ts";
 import { payloadHash } from "../protocol/payload-hash.ts";

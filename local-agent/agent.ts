@@ -166,6 +166,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     ack: (id) => client.ack(id),
     reject: (id, rejection) => client.reject(id, rejection),
     hubPrefix: () => hubPrefix,
+    ...(settings.delivery_concurrency !== undefined ? { concurrency: settings.delivery_concurrency } : {}),
     logger,
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
     intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),

@@ -16,8 +16,13 @@ export const DEFAULTS = {
   configErrorRetryMs: 60_000,
   /** Retry-After to assume when a 429 does not say. */
   defaultRetryAfterMs: 5_000,
-  /** Unacknowledged messages the relay may push ahead of us. */
-  window: 32,
+  /**
+   * Unacknowledged messages the relay may push ahead of us. Room for the followers of conversations
+   * that are waiting out a retry, so the others keep moving (bodies are ≤ 256 KiB: ≤ 32 MiB held).
+   */
+  window: 128,
+  /** The first retry of a transient failure while the gateway takes other posts (one unlucky post). */
+  isolatedRetryMs: 100,
 } as const;
 
 /**

@@ -1,6 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --v8-pool-size=0
 // clawrelay — the local agent's command line. The only module that touches process: argv, output,
-// exit codes and signals. Everything else returns values or throws AgentError; the command table and
+// exit codes and signals. (The shebang asks V8 for no worker-thread pool: the agent is a small,
+// mostly idle daemon; its 10 MB heap collects fine on the main thread, and four fewer threads save
+// ~4 MiB resident. `env -S` splits the line on Linux, macOS and BSD; npm's Windows shims read it too.) Everything else returns values or throws AgentError; the command table and
 // help texts are in cli-help.ts, argv parsing in cli-args.ts, errors to one line in cli-errors.ts,
 // status text in cli-status.ts.
 import { readFileSync } from "node:fs";
@@ -8,7 +10,7 @@ import { join } from "node:path";
 import { ENVELOPE_TYPES, HUB_PREFIXES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
 import type { EnvelopeType, MessageState } from "../protocol/index.ts";
-import { startAgent } from "./agent.ts";
+// Each command's modules load when that command runs: `start` stays as small in memory as it can be.
 import type { AgentStatusAnswer } from "./agent.ts";
 import { cardPath } from "./card-file.ts";
 import { UsageError, parseInvocation } from "./cli-args.ts";
@@ -17,15 +19,10 @@ import { failureText } from "./cli-errors.ts";
 import { helpText } from "./cli-help.ts";
 import type { HelpTopic } from "./cli-help.ts";
 import { statusText } from "./cli-status.ts";
-import { doctorReport, runDoctor } from "./doctor.ts";
 import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
-import { registerWithHub } from "./hub-link.ts";
-import { hubStatus, hubStatusText } from "./hub-status.ts";
-import { initReport, runInit } from "./init.ts";
 import { createLogger } from "./logger.ts";
 import { CLAWRELAY_VERSION } from "./package-version.ts";
-import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
 import { postEnvelope, relayErrorText } from "./relay-api.ts";
 import { HUB_MODES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
@@ -93,6 +90,7 @@ async function start(): Promise<void> {
   const settings = settingsWithFlags();
   const logger = createLogger({ json: flag("json") });
   const home = settingsHome(env);
+  const { startAgent } = await import("./agent.ts");
   const agent = await startAgent({ settings, env, logger, runDir: home, cardFile: cardPath(home), journalFile: journalPath(home) });
   const stop = (signal: string) => {
     logger.info("stopping", { signal });
@@ -138,6 +136,7 @@ function messageId(action: string, idText: string | undefined): number {
 }
 
 async function messages(): Promise<void> {
+  const { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } = await import("./messages.ts");
   const [action, idText] = positionals;
   if (action === undefined) {
     const state = oneOf<MessageState>("state", MESSAGE_STATES);
@@ -214,6 +213,7 @@ async function send(): Promise<void> {
 
 async function hubStatusCommand(): Promise<void> {
   const agentlineToken = str("agentline-token");
+  const { hubStatus, hubStatusText } = await import("./hub-status.ts");
   const report = await hubStatus({ settingsPath: path, ...(agentlineToken ? { agentlineToken } : {}) });
   print(flag("json") ? JSON.stringify(report, null, 2) : hubStatusText(report));
   if (!report.verdict.ok) process.exitCode = 1;
@@ -224,6 +224,7 @@ async function hubRegister(): Promise<void> {
   const prefix = oneOf<HubPrefix>("prefix", HUB_PREFIXES);
   const agentlineToken = str("agentline-token");
   const claimToken = str("claim-token") ?? process.env.CLAWRELAY_CLAIM_TOKEN;
+  const { registerWithHub } = await import("./hub-link.ts");
   const result = await registerWithHub({
     settingsPath: path,
     ...(mode ? { mode } : {}),
@@ -240,6 +241,7 @@ async function init(): Promise<void> {
   const relay = httpUrlFlag("relay", "https://relay.example.com");
   const hub = httpUrlFlag("hub", "https://agentgram.chat");
   if (relay) relayHint = "check --relay";
+  const { initReport, runInit } = await import("./init.ts");
   const result = await runInit({
     settingsPath: path,
     env,
@@ -256,6 +258,7 @@ async function init(): Promise<void> {
 }
 
 async function doctor(): Promise<void> {
+  const { doctorReport, runDoctor } = await import("./doctor.ts");
   const checks = await runDoctor(path, env, gatewayFlags());
   print(doctorReport(checks));
   if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;

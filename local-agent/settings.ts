@@ -50,6 +50,8 @@ export interface AgentSettings {
   };
   api_port?: number;
   window?: number;
+  /** Posts in flight at once across conversations (default 4; 1 = one post at a time, conversations still interleave). */
+  delivery_concurrency?: number;
   /** The OpenClaw agent that runs delegated tasks: "openclaw" (default agent) or "openclaw/<agentId>". */
   openclaw_agent?: string;
   /** How long a delegation waits for the target's result (default 180000). */

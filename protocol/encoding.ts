@@ -28,20 +28,29 @@ export function toBase64(bytes: Uint8Array): string {
 }
 
 const BASE64_STD = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /** Strict standard-alphabet base64 with padding; null on anything else. */
 export function fromBase64(text: string): Uint8Array | null {
   if (!BASE64_STD.test(text)) return null;
+  // One byte string, one spelling: stray bits before the padding would let a key travel as several
+  // texts, and agent ids are hashed over the text. The bits the padding leaves unused must be zero.
+  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  if (padding > 0 && BASE64_ALPHABET.indexOf(text[text.length - padding - 1]!) & (padding === 2 ? 0x0f : 0x03)) return null;
   const binary = atob(text);
   const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  // One byte string, one spelling: stray bits before the padding would let a key travel as several
-  // texts, and agent ids are hashed over the text.
-  return toBase64(out) === text ? out : null;
+  return out;
 }
 
 export function toBase64Url(bytes: Uint8Array): string {
   return toBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Unpadded base64url (RFC 4648 §5, as JWK uses it); null when it does not decode. */
+export function fromBase64Url(text: string): Uint8Array | null {
+  const std = text.replace(/-/g, "+").replace(/_/g, "/");
+  return /[+/=]/.test(text) ? null : fromBase64(std + "=".repeat((4 - (std.length % 4)) % 4));
 }
 
 export function toHex(bytes: Uint8Array): string {

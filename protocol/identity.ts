@@ -1,12 +1,15 @@
 // Agentline identities: "ed25519:<base64 of 32 raw bytes>" keys and the ag_ ids derived from them.
 // Rule (docs/protocol.md, "Agent ids"): ag_ + first 12 hex of sha256 over the 44-char base64 TEXT, not the raw bytes.
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./sha256.ts";
 import { fromBase64, toBase64, toHex, utf8 } from "./encoding.ts";
 import { isSmallOrderPoint } from "./ed25519.ts";
 
 export const AGENT_ID_PATTERN = /^ag_[0-9a-f]{12}$/;
 export const KEY_ID_PATTERN = /^k_[A-Za-z0-9_-]{1,64}$/;
 const PUBKEY_PREFIX = "ed25519:";
+/** Parsed key texts (null: refused), per isolate: every message's signature check parses its key. */
+const parsedKeys = new Map<string, Uint8Array | null>();
+const PARSED_KEY_CACHE_LIMIT = 4096;
 
 export function isAgentId(value: unknown): value is string {
   return typeof value === "string" && AGENT_ID_PATTERN.test(value);
@@ -21,14 +24,20 @@ export function formatPublicKey(raw: Uint8Array): string {
 }
 
 /**
- * Parses "ed25519:<b64>" into the 32 raw bytes, or null. Small-order points are refused: a signature
- * under such a key can verify for messages its holder never signed, so they can never be an identity.
+ * Parses "ed25519:<b64>" into the 32 raw bytes (a fresh copy), or null. Small-order points are refused:
+ * a signature under such a key can verify for messages its holder never signed, so they can never be
+ * an identity. Each text is parsed and checked once; later calls get a copy of the bytes.
  */
 export function parsePublicKey(text: unknown): Uint8Array | null {
   if (typeof text !== "string" || !text.startsWith(PUBKEY_PREFIX)) return null;
-  const raw = fromBase64(text.slice(PUBKEY_PREFIX.length));
-  if (!raw || raw.length !== 32 || isSmallOrderPoint(raw)) return null;
-  return raw;
+  let raw = parsedKeys.get(text);
+  if (raw === undefined) {
+    const bytes = fromBase64(text.slice(PUBKEY_PREFIX.length));
+    raw = bytes && bytes.length === 32 && !isSmallOrderPoint(bytes) ? bytes : null;
+    if (parsedKeys.size >= PARSED_KEY_CACHE_LIMIT) parsedKeys.clear();
+    parsedKeys.set(text, raw);
+  }
+  return raw && raw.slice();
 }
 
 /** ag_ id for a key given as text; the text must already be the canonical "ed25519:<b64>" form. */

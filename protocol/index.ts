@@ -4,6 +4,8 @@ export * from "./errors.ts";
 export * from "./identity.ts";
 export * from "./payload-hash.ts";
 export * from "./ed25519.ts";
+export * from "./ed25519-pure.ts";
+export * from "./sha256.ts";
 export * from "./envelope.ts";
 export * from "./verify-envelope.ts";
 export * from "./signed-request.ts";

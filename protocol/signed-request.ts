@@ -4,7 +4,7 @@
 // - a WebSocket answers the server's challenge nonce.
 // Both inputs start with a distinct tag so a signature made for one can never pass as the other,
 // nor as an envelope signature (whose input starts with "a2a/0.1").
-import { sha256 } from "@noble/hashes/sha2.js";
+import { sha256 } from "./sha256.ts";
 import { randomBytes, toBase64, toHex, utf8 } from "./encoding.ts";
 
 /** The relay operator's claim token on a first claim, when the relay admits new inboxes by token. */

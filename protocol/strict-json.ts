@@ -13,17 +13,20 @@ function invalidJson(message: string): RelayError {
 
 /** Index just past the closing quote of the string starting at `start` (text[start] is '"'). */
 function stringEnd(text: string, start: number): number {
-  for (let i = start + 1; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x5c) i++;
-    else if (c === 0x22) return i + 1;
+  for (let from = start + 1; ; ) {
+    const quote = text.indexOf('"', from);
+    if (quote < 0) return text.length;
+    // Escaped when an odd number of backslashes stands right before it.
+    let slashes = 0;
+    while (quote - slashes - 1 > start && text.charCodeAt(quote - slashes - 1) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return quote + 1;
+    from = quote + 1;
   }
-  return text.length;
 }
 
 function nextNonSpace(text: string, from: number): number {
   let i = from;
-  while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r")) i++;
+  for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++i));
   return i;
 }
 
@@ -34,21 +37,24 @@ function nextNonSpace(text: string, from: number): number {
 export function assertStrictJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
   const stack: (Set<string> | null)[] = [];
   for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === "{" || c === "[") {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b || c === 0x5b) {
       if (stack.length >= maxDepth) throw invalidJson(`the JSON is nested more than ${maxDepth} levels deep`);
-      stack.push(c === "{" ? new Set() : null);
-    } else if (c === "}" || c === "]") {
+      stack.push(c === 0x7b ? new Set() : null);
+    } else if (c === 0x7d || c === 0x5d) {
       stack.pop();
-    } else if (c === '"') {
+    } else if (c === 0x22) {
       const end = stringEnd(text, i);
       const keys = stack[stack.length - 1];
-      if (keys && text[nextNonSpace(text, end)] === ":") {
-        let key: string;
-        try {
-          key = JSON.parse(text.slice(i, end)) as string;
-        } catch {
-          throw invalidJson("the body is not valid JSON (a malformed object key)");
+      if (keys && text.charCodeAt(nextNonSpace(text, end)) === 0x3a) {
+        // Only a key with an escape needs decoding to be compared (JSON.parse, below, checks the rest).
+        let key = text.slice(i + 1, end - 1);
+        if (key.includes("\\")) {
+          try {
+            key = JSON.parse(text.slice(i, end)) as string;
+          } catch {
+            throw invalidJson("the body is not valid JSON (a malformed object key)");
+          }
         }
         if (keys.has(key)) throw invalidJson(`the JSON has the key "${key.slice(0, 64)}" twice in one object; each key may appear once`);
         keys.add(key);

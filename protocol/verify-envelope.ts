@@ -26,6 +26,8 @@ export interface EnvelopeChecks {
   /** Finds a key by (claimed owner, key id); null when nobody knows it. */
   resolveKey: (agentId: string, keyId: string) => Promise<KeyRecord | null>;
   verify?: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>;
+  /** The envelope's signing input when the caller already built it (it is built here otherwise). */
+  input?: Uint8Array;
 }
 
 const fail = (code: string, message: string) => new RelayError(400, code, message);
@@ -54,7 +56,7 @@ export async function verifyEnvelope(envelope: Envelope, checks: EnvelopeChecks)
   const publicKey = parsePublicKey(key.pubkey);
   const signature = signatureBytes(envelope);
   const verify = checks.verify ?? verifyWebCrypto;
-  if (!publicKey || !signature || !(await verify(publicKey, signingInput(envelope), signature))) {
+  if (!publicKey || !signature || !(await verify(publicKey, checks.input ?? signingInput(envelope), signature))) {
     throw fail("invalid_signature", "the Ed25519 signature does not verify over the nine-field signing input");
   }
   return key;

@@ -5,8 +5,7 @@
 //   CLAWRELAY_ALLOWED_AGENTS ag_ ids, separated by commas or spaces (allowlist)
 //   CLAWRELAY_CLAIM_TOKEN    a secret the operator hands out (token): sent as x-clawrelay-claim-token
 // Used by inbox-routes.ts (claims) and directory/routes.ts (publishing); covered by test/worker/admission.test.ts.
-import { sha256 } from "@noble/hashes/sha2.js";
-import { CLAIM_TOKEN_HEADER, RelayError, constantTimeEqual, isAgentId, utf8 } from "../protocol/index.ts";
+import { CLAIM_TOKEN_HEADER, RelayError, constantTimeEqual, isAgentId, sha256, utf8 } from "../protocol/index.ts";
 
 export type Admission = { mode: "open" } | { mode: "allowlist"; allow: ReadonlySet<string> } | { mode: "token"; tokenHash: Uint8Array };
 

@@ -2,12 +2,12 @@
 // (WebSocket upgrades included, so the object can accept them with the hibernation API).
 import { Hono } from "hono";
 import { RelayError, isAgentId } from "../protocol/index.ts";
-import packageJson from "../package.json" with { type: "json" };
+import { version } from "../package.json";
 import type { Env } from "./env.ts";
 import { directoryRoutes } from "./directory/routes.ts";
 import { handleError, handleNotFound } from "./http-errors.ts";
 
-export const RELAY_VERSION: string = packageJson.version;
+export const RELAY_VERSION: string = version;
 
 export const app = new Hono<{ Bindings: Env }>();
 app.onError(handleError);

@@ -1,13 +1,14 @@
 // What the inbox's alarm does. Alarms are at-least-once, so every step is idempotent: shelving queued
 // messages whose TTL ended (and telling their senders), deleting dead ones past the shelf's TTL,
 // closing sockets that never authenticated, retrying queued receipts.
-import { INBOX_DEFAULTS, isAgentId } from "../protocol/index.ts";
+import { INBOX_DEFAULTS, isAgentId, parseEnvelope } from "../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub-client.ts";
 import type { ReceiptPostResult } from "./hub-client.ts";
 import { bridgeHistory, pullFromHub } from "./hub-sync.ts";
 import type { Inbox } from "./inbox.ts";
 import { signTtlExpired } from "./receipts.ts";
+import { siblingReceipt } from "./sibling-receipts.ts";
 import { closeIfAuthOverdue } from "./socket-session.ts";
 
 const MAX_RETRY_DELAY_MS = 60_000;
@@ -69,7 +70,7 @@ export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<numb
     } else {
       const agentId = item.target.slice("relay:".length);
       try {
-        const result = await inbox.sibling(agentId).acceptSiblingReceipt(item.body);
+        const [result] = await inbox.sibling(agentId).acceptSiblingReceipts([siblingReceipt(parseEnvelope(JSON.parse(item.body)))]);
         outcome = result === "stored" ? "accepted" : result === "no_inbox" ? "gone" : "retry";
       } catch {
         outcome = "retry";

@@ -10,7 +10,7 @@ import {
   isAgentId,
   isKeyId,
   parsePublicKey,
-  publicKeyFromSeed,
+  publicKeyOfSeed,
 } from "../protocol/index.ts";
 import type { KeyState } from "../protocol/index.ts";
 import { checkClaimFields, parseHubUrl } from "./claim-body.ts";
@@ -91,12 +91,12 @@ function parseKeys(value: unknown): StoredKey[] {
   return keys;
 }
 
-function parseReceiptKey(value: unknown): InboxConfig["receipt_key"] {
+async function parseReceiptKey(value: unknown): Promise<InboxConfig["receipt_key"]> {
   const seed = isRecord(value) && typeof value.private_key === "string" ? fromBase64(value.private_key) : null;
   if (!isRecord(value) || !isKeyId(value.key_id) || !seed || seed.length !== 32) {
     throw bad('receipt_key must be {"key_id":"k_…","private_key":"<base64 of a 32-byte Ed25519 seed>"}');
   }
-  return { key_id: value.key_id, seed: value.private_key as string, pubkey: formatPublicKey(publicKeyFromSeed(seed)) };
+  return { key_id: value.key_id, seed: value.private_key as string, pubkey: formatPublicKey(await publicKeyOfSeed(seed)) };
 }
 
 export interface ClaimInput {
@@ -113,7 +113,7 @@ export interface ClaimInput {
 }
 
 /** Applies a claim body to the inbox's config; throws invalid_claim naming the field to fix. */
-export function applyClaim(input: ClaimInput): InboxConfig {
+export async function applyClaim(input: ClaimInput): Promise<InboxConfig> {
   const { body, existing, agentId, signerKey } = input;
   if (!isRecord(body)) throw bad("the claim body must be a JSON object");
   checkClaimFields(body);
@@ -126,7 +126,7 @@ export function applyClaim(input: ClaimInput): InboxConfig {
   }
   if (!keys) throw bad(`keys is required on the first claim: list the agent's keys, including ${signerKey}`);
 
-  const receipt_key = body.receipt_key !== undefined ? parseReceiptKey(body.receipt_key) : existing?.receipt_key;
+  const receipt_key = body.receipt_key !== undefined ? await parseReceiptKey(body.receipt_key) : existing?.receipt_key;
   if (!receipt_key) throw bad("receipt_key is required on the first claim");
   if (keys.some((k) => k.key_id === receipt_key.key_id && k.pubkey !== receipt_key.pubkey)) {
     throw bad(`receipt_key.key_id ${receipt_key.key_id} is already used by another key in keys`);

@@ -58,7 +58,7 @@ export function inboxRouter(inbox: Inbox): Hono {
     const json = parseJsonBody(body) as Record<string, unknown>;
     const rotate = !existing || (typeof json === "object" && json !== null && json.rotate_webhook_token === true);
     const token = rotate ? mintWebhookToken() : null;
-    const config = applyClaim({
+    const config = await applyClaim({
       agentId,
       signerKey: signed.publicKey,
       body: json,

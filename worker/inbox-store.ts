@@ -29,6 +29,20 @@ export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type"
   body: Uint8Array;
 };
 
+/** A receipt from a sibling inbox (sibling-receipts.ts), stored as a message with its dedup record. */
+export interface NewReceipt {
+  json: string;
+  /** Bytes of `json` as UTF-8, what it occupies in the queue. */
+  size: number;
+  sender: string;
+  msg_id: string;
+  env_type: string;
+  fingerprint: string;
+  received_at: number;
+  expires_at: number;
+  dedup_until: number;
+}
+
 /** A stored message without its body (listings). */
 export type MessageMeta = Omit<StoredMessage, "body">;
 
@@ -135,6 +149,28 @@ export class InboxStore {
     this.count += 1;
     this.bytes += m.body.byteLength;
     return seq;
+  }
+
+  /**
+   * Stores receipts handed over by sibling inboxes with their dedup records: two statements for the
+   * whole batch (the rows travel as one JSON parameter; SQLite allows 100 bound parameters a statement).
+   * The caller has left out those already recorded (knownDeliveries) and checked the capacity.
+   */
+  insertReceipts(receipts: readonly NewReceipt[]): void {
+    if (receipts.length === 0) return;
+    const first = this.maxSeq + 1;
+    const dedup = receipts.map((r, i) => [r.sender, r.msg_id, r.fingerprint, JSON.stringify({ queued: true, id: first + i }), r.dedup_until]);
+    this.exec(`INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`, JSON.stringify(dedup));
+    const messages = receipts.map((r, i) => [first + i, r.json, r.size, r.received_at, r.expires_at, r.sender, r.msg_id, r.env_type]);
+    this.exec(
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type)
+       SELECT value ->> 0, 'envelope', NULL, 'application/json', CAST(value ->> 1 AS BLOB), value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+       FROM json_each(?)`,
+      JSON.stringify(messages),
+    );
+    this.maxSeq = first + receipts.length - 1;
+    this.count += receipts.length;
+    for (const r of receipts) this.bytes += r.size;
   }
 
   /** Queued messages after `after`, in id order (what a consumer is sent next). */
@@ -292,11 +328,41 @@ export class InboxStore {
     return row ? { fingerprint: String(row.fingerprint), answer: String(row.answer) } : null;
   }
 
-  recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number): void {
-    this.exec(
-      `INSERT OR REPLACE INTO dedup (sender, msg_id, fingerprint, answer, expires_at) VALUES (?, ?, ?, ?, ?)`,
-      sender, msgId, fingerprint, answer, expiresAt,
+  /**
+   * Records a delivery unless (sender, msg_id) already has one, in the statement that checks: false
+   * when it had (a repeat; nothing written). `relayAck`: the message's id when its ack is owed to a
+   * sibling inbox; `acksThrough`: the owed-ack cursor as it stands (sibling-receipts.ts). Both ride in
+   * this record, which is written anyway.
+   */
+  recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number, relayAck: number | null = null, acksThrough: number | null = null): boolean {
+    const rows = this.exec(
+      `INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      sender, msgId, fingerprint, answer, expiresAt, relayAck, acksThrough,
     );
+    return rows.length === 1;
+  }
+
+  /** Which of these (sender, msg_id) pairs have a delivery record, as "sender msg_id" keys. */
+  knownDeliveries(pairs: readonly (readonly [string, string])[]): Set<string> {
+    const rows = this.exec(
+      `SELECT sender, msg_id FROM dedup WHERE (sender, msg_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+      JSON.stringify(pairs),
+    );
+    return new Set(rows.map((row) => `${String(row.sender)} ${String(row.msg_id)}`));
+  }
+
+  /**
+   * What an earlier life of the object still owed: acks marked owed after the newest cursor any record
+   * carries, up to `upTo`, oldest first. One scan of the dedup table (once per life), two when some
+   * record marks an ack owed past the cursor.
+   */
+  owedAcks(upTo: number): { cursor: number; owed: { seq: number; sender: string; msg_id: string; answer: string }[] } {
+    const marks = this.one(`SELECT coalesce(max(acks_through), 0) AS cursor, max(relay_ack) AS newest FROM dedup`);
+    const cursor = Number(marks.cursor);
+    if (marks.newest === null || Number(marks.newest) <= cursor) return { cursor, owed: [] };
+    const rows = this.exec(`SELECT sender, msg_id, answer, relay_ack FROM dedup WHERE relay_ack > ? AND relay_ack <= ? ORDER BY relay_ack`, cursor, upTo);
+    return { cursor, owed: rows.map((row) => ({ seq: Number(row.relay_ack), sender: String(row.sender), msg_id: String(row.msg_id), answer: String(row.answer) })) };
   }
 
   // --- nonces (replay protection for signed claims) -----------------------------------------

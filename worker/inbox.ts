@@ -22,17 +22,16 @@ import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
 import type { InFlight } from "./inbox-store.ts";
-import { assertCapacity, storeEnvelope } from "./intake.ts";
 import type { IntakeContext } from "./intake.ts";
 import { KeyResolver } from "./key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { receiptSigner } from "./receipts.ts";
 import { isSealed, openSeed, sealSeed } from "./secret-box.ts";
+import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./sibling-receipts.ts";
+import type { SiblingReceipt, SiblingResult } from "./sibling-receipts.ts";
 import type { Signer } from "./receipts.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./socket-session.ts";
-
-export type SiblingResult = "stored" | "no_inbox" | "full";
 
 export class Inbox extends DurableObject<Env> {
   readonly store: InboxStore;
@@ -46,12 +45,17 @@ export class Inbox extends DurableObject<Env> {
   /** The agent's hub JWT (hub-sync.ts): in memory only, never stored. */
   hubToken: { value: string; expires_at: number } | null = null;
   private readonly waiters = new Set<() => void>();
+  readonly courier = new SiblingCourier((agentId, batch) => this.sibling(agentId).acceptSiblingReceipts(batch));
+  readonly outbox: SiblingOutbox;
+  private readonly intakeHooks: Omit<IntakeContext, "config" | "nowMs">;
   private readonly router = inboxRouter(this);
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.store = new InboxStore(ctx.storage.sql);
     this.config = this.store.loadConfig();
+    this.outbox = new SiblingOutbox(this);
+    this.intakeHooks = this.makeIntakeHooks();
     this.keys = new KeyResolver({
       relay: (agentId, keyId) => this.relayKey(agentId, keyId),
       hub: (agentId, keyId) => fetchHubKey(this.requireConfig().hub_url, agentId, keyId),
@@ -123,21 +127,26 @@ export class Inbox extends DurableObject<Env> {
   }
 
   intake(nowMs = Date.now()): IntakeContext {
+    return { ...this.intakeHooks, config: this.requireConfig(), nowMs };
+  }
+
+  /** What intake calls back, made once per object: a context per request adds only the config and the time. */
+  private makeIntakeHooks(): Omit<IntakeContext, "config" | "nowMs"> {
     return {
-      config: this.requireConfig(),
       store: this.store,
       rates: this.rates,
-      nowMs,
-      resolveKey: (agentId, keyId) => this.keys.resolve(agentId, keyId, nowMs),
+      resolveKey: (agentId, keyId) => this.keys.resolve(agentId, keyId, Date.now()),
       signer: () => this.signer(),
       stored: async (_seq, expiresAt) => {
         await this.ensureAlarm(expiresAt);
         this.wakeConsumers();
       },
       sendToSibling: (agentId, receipt) => this.sendToSibling(agentId, receipt),
+      outbox: this.outbox,
       sendToHub: async (receipt, expiresAt) => {
-        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), nowMs, expiresAt);
-        await this.ensureAlarm(nowMs);
+        const now = Date.now();
+        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), now, expiresAt);
+        await this.ensureAlarm(now);
       },
     };
   }
@@ -169,24 +178,10 @@ export class Inbox extends DurableObject<Env> {
     return admissionFrom(this.env);
   }
 
-  /** Stores a receipt another inbox of this relay signed for this agent (trusted: relay-internal). */
-  async acceptSiblingReceipt(envelopeJson: string): Promise<SiblingResult> {
-    if (!this.config) return "no_inbox";
-    const envelope = parseEnvelope(JSON.parse(envelopeJson));
-    if (this.store.findDuplicate(envelope.from, envelope.msg_id)) return "stored";
-    const ctx = this.intake();
-    const body = new TextEncoder().encode(envelopeJson);
-    try {
-      assertCapacity(ctx, body.byteLength);
-    } catch {
-      return "full";
-    }
-    const ttlSec = Math.max(envelope.ttl_sec, 60);
-    await storeEnvelope(ctx, {
-      kind: "envelope", subpath: null, content_type: "application/json", body, received_at: ctx.nowMs,
-      expires_at: ctx.nowMs + ttlSec * 1000, sender: envelope.from, msg_id: envelope.msg_id, env_type: envelope.type,
-    }, envelope, ttlSec);
-    return "stored";
+  /** Stores receipts other inboxes of this relay signed for this agent (trusted: relay-internal). */
+  async acceptSiblingReceipts(receipts: SiblingReceipt[]): Promise<SiblingResult[]> {
+    if (!this.config) return receipts.map(() => "no_inbox");
+    return storeSiblingReceipts(this.intake(), receipts);
   }
 
   private async relayKey(agentId: string, keyId: string): Promise<KeyRecord | null> {
@@ -195,20 +190,26 @@ export class Inbox extends DurableObject<Env> {
     return this.sibling(agentId).lookupKey(keyId);
   }
 
+  /** Stores `receipt` in agentId's inbox on this relay now; a full or failing one is retried from the alarm. */
   async sendToSibling(agentId: string, receipt: Envelope): Promise<void> {
-    const body = JSON.stringify(receipt);
-    let result: SiblingResult | "error";
-    try {
-      result = agentId === this.config?.agent_id ? await this.acceptSiblingReceipt(body) : await this.sibling(agentId).acceptSiblingReceipt(body);
-    } catch (err) {
-      console.error(`Inbox.sendToSibling: ${agentId}:`, err);
-      result = "error";
+    const item = siblingReceipt(receipt);
+    let result: SiblingResult | "error" = "error";
+    if (agentId !== this.config?.agent_id) result = (await this.courier.send(agentId, [item]))[0] ?? "error";
+    else {
+      try {
+        result = (await this.acceptSiblingReceipts([item]))[0]!;
+      } catch (err) {
+        console.error(`Inbox.sendToSibling: ${agentId}:`, err);
+      }
     }
-    if (result === "full" || result === "error") {
-      const now = Date.now();
-      this.store.enqueueOutbox(`relay:${agentId}`, body, now + 1000, now + receipt.ttl_sec * 1000);
-      await this.ensureAlarm(now + 1000);
-    }
+    if (result === "full" || result === "error") await this.retryLater(agentId, item);
+  }
+
+  /** A receipt its sibling could not take now: the outbox table, retried from the alarm until its TTL. */
+  async retryLater(agentId: string, receipt: SiblingReceipt): Promise<void> {
+    const now = Date.now();
+    this.store.enqueueOutbox(`relay:${agentId}`, receipt.json, now + 1000, now + receipt.ttl_sec * 1000);
+    await this.ensureAlarm(now + 1000);
   }
 
   // --- consumers ---------------------------------------------------------------------------------
@@ -303,6 +304,8 @@ export class Inbox extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     try {
+      // First what is owed to sibling inboxes (after an eviction, what the previous life owed).
+      await this.outbox.flush();
       const next = await runHousekeeping(this, Date.now());
       if (next !== null) await this.ensureAlarm(next);
     } catch (err) {

@@ -21,6 +21,11 @@ export class RateLimiter {
     return { allowed: true };
   }
 
+  /** Takes back the newest hit counted for `sender` (a message that turned out to be a repeat). */
+  uncount(sender: string): void {
+    this.hits.get(sender)?.pop();
+  }
+
   private prune(nowMs: number): void {
     for (const [sender, times] of this.hits) {
       if (times.every((t) => nowMs - t >= WINDOW_MS)) this.hits.delete(sender);

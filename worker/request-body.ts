@@ -17,6 +17,9 @@ export async function readBodyCapped(request: Request, limit: number, what = "th
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit, what, advice);
   if (!request.body) return new Uint8Array(0);
+  // A declared length within the limit is what the runtime delivers (it refuses a body that differs):
+  // read it whole. Without one (chunked), count while reading.
+  if (Number.isFinite(declared) && request.headers.get("transfer-encoding") === null) return new Uint8Array(await request.arrayBuffer());
   const chunks: Uint8Array[] = [];
   let total = 0;
   const reader = request.body.getReader();
@@ -39,11 +42,13 @@ export async function readBodyCapped(request: Request, limit: number, what = "th
   return out;
 }
 
+const UTF8_TEXT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
 /** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
 export function parseJsonBody(bytes: Uint8Array): unknown {
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+    text = UTF8_TEXT.decode(bytes);
   } catch {
     throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
   }

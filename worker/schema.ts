@@ -53,6 +53,12 @@ export const MIGRATIONS: readonly string[][] = [
          SELECT coalesce(max(seq), 0) AS m FROM messages
          UNION ALL SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM meta WHERE key = 'seq_floor')`,
   ],
+  // 3: acks owed to sibling inboxes (sibling-receipts.ts), kept in the dedup record written anyway:
+  // relay_ack is the message's id when its ack is owed, acks_through the cursor when it was written.
+  [
+    `ALTER TABLE dedup ADD COLUMN relay_ack INTEGER`,
+    `ALTER TABLE dedup ADD COLUMN acks_through INTEGER`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

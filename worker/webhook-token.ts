@@ -1,7 +1,6 @@
 // Webhook tokens: 32 random bytes shown once at claim; only their sha256 is stored, and a presented
 // token is compared by hash in constant time. Deliberately unrelated to the gateway's hooks.token.
-import { sha256 } from "@noble/hashes/sha2.js";
-import { constantTimeEqual, randomBytes, toBase64Url, toHex, utf8 } from "../protocol/index.ts";
+import { constantTimeEqual, randomBytes, sha256, toBase64Url, toHex, utf8 } from "../protocol/index.ts";
 
 const TOKEN_PREFIX = "crw_";
 

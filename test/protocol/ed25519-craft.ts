@@ -5,6 +5,9 @@ import * as ed from "@noble/ed25519";
 import { sha512 } from "@noble/hashes/sha2.js";
 import { publicKeyFromSeed, verifyPureJs, verifyWebCrypto } from "../../protocol/index.ts";
 
+// The protocol plugs SHA-512 into noble on first use only; these builders call noble directly.
+ed.hashes.sha512 ??= sha512;
+
 export const L = 2n ** 252n + 27742317777372353535851937790883648493n;
 export const P = 2n ** 255n - 19n;
 

@@ -13,6 +13,7 @@ import {
   verifyPureJs,
 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
+import { timeOrderedUuid } from "../../worker/receipts.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, hubReceipts, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
 
@@ -50,6 +51,25 @@ describe("dedup", () => {
     expect((await poll(inbox.agent)).count).toBe(1);
   });
 
+  it("keeps the ack in the dedup record by what varies, and answers a repeat with it whole; older records kept it whole", async () => {
+    const inbox = await claimInbox();
+    const alice = newAgent();
+    await registerAtHub(alice);
+    const envelope = await envelopeFrom(alice, inbox.agent.id);
+    const first = (await (await postEnvelope(envelope)).json()) as { id: number; ack: Envelope };
+    const stub = env.INBOX.getByName(inbox.agent.id);
+    const kept = await runInDurableObject(stub, (_i, state) => String(state.storage.sql.exec(`SELECT answer FROM dedup WHERE msg_id = ?`, envelope.msg_id).one().answer));
+    expect(kept.length).toBeLessThan(300);
+    expect(JSON.stringify(first.ack).length).toBeGreaterThan(400);
+    expect(((await (await postEnvelope(envelope)).json()) as { ack: Envelope }).ack).toEqual(first.ack);
+    // A record from before schema 3 holds the answer as it was sent.
+    await runInDurableObject(stub, (_i, state) => {
+      state.storage.sql.exec(`UPDATE dedup SET answer = ? WHERE msg_id = ?`, JSON.stringify({ queued: true, id: first.id, ack: first.ack }), envelope.msg_id);
+    });
+    const again = (await (await postEnvelope(envelope)).json()) as { id: number; ack: Envelope; duplicate: boolean };
+    expect(again).toEqual({ queued: true, id: first.id, ack: first.ack, duplicate: true });
+  });
+
   it("is per sender: another sender reusing a msg_id is not suppressed", async () => {
     const inbox = await claimInbox();
     const alice = newAgent();
@@ -85,6 +105,13 @@ describe("receipts", () => {
     const envelope = await envelopeFrom(alice, inbox.agent.id);
     const answer = (await (await postEnvelope(envelope)).json()) as { ack: Envelope };
     expectValidAck(answer.ack, inbox, envelope);
+  });
+
+  it("gives acks time-ordered UUIDv7 ids (a batch lands in adjacent rows of the receiver's dedup table)", () => {
+    const first = timeOrderedUuid(1_700_000_000_000);
+    expect(first).toMatch(/^018bcfe5-6800-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(timeOrderedUuid(1_700_000_000_001) > first).toBe(true);
+    expect(timeOrderedUuid(1_700_000_000_000)).not.toBe(first);
   });
 
   it("does not ack receipts (no ack loops)", async () => {

@@ -3,7 +3,8 @@
 // and the object restarts.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ACK_BATCH_WINDOW_MS } from "../../worker/sibling-receipts.ts";
 import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub, signedFetch } from "../support/workerd/agents.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { inboxWithHooks } from "../support/workerd/socket-fixtures.ts";
@@ -40,6 +41,34 @@ describe("storage", () => {
     expect(perHook).toBe(1);
     expect(perAck).toBe(1);
     expect(lastAck).toBe(2);
+  });
+
+  it("a message from a sender with an inbox here writes 2 rows in each inbox, whether its ack goes at once or is owed", async () => {
+    const bob = await claimInbox(undefined, { rate_per_minute: 100 });
+    const alice = await claimInbox();
+    const post = async () => {
+      const res = await postEnvelope(await envelopeFrom(alice.agent, bob.agent.id));
+      expect(res.status).toBe(202);
+      await res.json();
+    };
+    const both = async () => [await rowsWritten(bob.agent.id), await rowsWritten(alice.agent.id)];
+    // Warm the key cache, then let the batching window pass: the next ack goes at once.
+    await post();
+    await new Promise((resolve) => setTimeout(resolve, 2 * ACK_BATCH_WINDOW_MS));
+    let before = await both();
+    await post();
+    const atOnce = (await both()).map((n, i) => n - before[i]!);
+    // Right after it, the next ack is owed: the message's dedup record notes it, no row more.
+    before = await both();
+    await post();
+    const marked = await runInDurableObject(env.INBOX.getByName(bob.agent.id), (_i, state) => state.storage.sql.exec(`SELECT count(*) AS n FROM dedup WHERE relay_ack IS NOT NULL`).one().n);
+    expect(marked).toBe(1);
+    await vi.waitFor(async () => expect((await poll(alice.agent)).count).toBe(3), { timeout: 5000, interval: 20 });
+    const owed = (await both()).map((n, i) => n - before[i]!);
+    console.log(`rows written, receiver + sender: ack at once ${atOnce.join(" + ")}, ack owed ${owed.join(" + ")}`);
+    // Receiver: the message and its dedup record. Sender: the ack and the ack's dedup record.
+    expect(atOnce).toEqual([2, 2]);
+    expect(owed).toEqual([2, 2]);
   });
 
   it("a reject writes 1 row: the message's new state", async () => {
@@ -88,7 +117,7 @@ describe("storage", () => {
     const version = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
       state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
     );
-    expect(version).toBe("2");
+    expect(version).toBe("3");
   });
 
   it("keeps messages and config across a restart of the object", async () => {

@@ -1,12 +1,15 @@
-// The agent directory: one Durable Object holding every published card in SQLite and, in memory,
-// the search index built from them at start-up (plus skill vectors when Workers AI is bound). Search is off the message path, so one object
-// serves the whole relay (README, "Directory"): a 10,000-agent index answers in milliseconds.
+// The agent directory: one Durable Object holding every published card in SQLite and the search index
+// persisted beside them (index-store.ts), loaded on the first search or publish: a start-up reads the
+// index's unit arrays, not every card, so it stays quick as the directory grows (README, "Directory").
+// Skill vectors too when Workers AI is bound. Search is off the message path, so one object serves the
+// whole relay.
 import { DurableObject } from "cloudflare:workers";
 import { RelayError } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
 import { asRpcResult } from "../rpc-result.ts";
 import type { RpcResult } from "../rpc-result.ts";
-import { SearchIndex } from "./search-index.ts";
+import { StoredIndex } from "./index-store.ts";
+import type { IndexStats } from "./index-store.ts";
 import { SemanticIndex, combineHybrid, skillText, workersAiEmbedder } from "./semantic-index.ts";
 import type { Embedder } from "./semantic-index.ts";
 import type { AgentCard, SearchResult } from "./search-index.ts";
@@ -27,24 +30,39 @@ export const DEFAULT_EMBEDDING_MODEL = "@cf/baai/bge-small-en-v1.5";
 const HYBRID_LEXICAL_POOL = 50;
 
 export class Directory extends DurableObject<Env> {
-  private readonly index = new SearchIndex();
-  private readonly semantic = new SemanticIndex();
-  private readonly cards = new Map<string, AgentCard>();
+  private stored: StoredIndex | null = null;
+  private semantic: SemanticIndex | null = null;
   private embedder: Embedder | null;
+  /** Rows the cards and vectors tables took since the object started (the index counts its own). */
+  private cardRowsWritten = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     for (const statement of SCHEMA) ctx.storage.sql.exec(statement);
-    for (const row of ctx.storage.sql.exec(`SELECT card FROM cards`)) {
-      const card = JSON.parse(String(row.card)) as AgentCard;
-      this.cards.set(card.name, card);
-      this.index.upsert(card);
-    }
-    for (const row of ctx.storage.sql.exec(`SELECT name, json FROM vectors`)) {
-      const card = this.cards.get(String(row.name));
-      if (card) this.semantic.upsert(card, (JSON.parse(String(row.json)) as number[][]).map((v) => Float32Array.from(v)));
-    }
     this.embedder = env.AI ? workersAiEmbedder(env.AI, env.EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL) : null;
+  }
+
+  /**
+   * The search index, opened on first use so a card look-up on a cold object does not wait for it. It
+   * must be open before a card row changes: it checks itself against the cards table as it loads.
+   */
+  private get index(): StoredIndex {
+    return (this.stored ??= new StoredIndex(this.ctx.storage));
+  }
+
+  /** Skill vectors, read on the first hybrid search (none are stored without an embeddings binding). */
+  private get vectors(): SemanticIndex {
+    if (!this.semantic) {
+      this.semantic = new SemanticIndex();
+      for (const row of this.ctx.storage.sql.exec(`SELECT c.card, v.json FROM vectors v JOIN cards c ON c.name = v.name`)) {
+        this.semantic.upsert(JSON.parse(String(row.card)) as AgentCard, (JSON.parse(String(row.json)) as number[][]).map((v) => Float32Array.from(v)));
+      }
+    }
+    return this.semantic;
+  }
+
+  private write(query: string, ...bindings: unknown[]): void {
+    this.cardRowsWritten += this.ctx.storage.sql.exec(query, ...bindings).rowsWritten;
   }
 
   /** Replaces the embeddings source (tests use a stand-in for Workers AI); null = lexical only. */
@@ -64,8 +82,8 @@ export class Directory extends DurableObject<Env> {
     return asRpcResult(() => {
       const result = this.store(card, signedAt);
       if (vectors) {
-        this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO vectors (name, json) VALUES (?, ?)`, card.name, JSON.stringify(vectors.map((v) => [...v])));
-        this.semantic.upsert(card, vectors);
+        this.write(`INSERT OR REPLACE INTO vectors (name, json) VALUES (?, ?)`, card.name, JSON.stringify(vectors.map((v) => [...v])));
+        this.semantic?.upsert(card, vectors);
       }
       return result;
     });
@@ -87,8 +105,9 @@ export class Directory extends DurableObject<Env> {
   }
 
   private store(card: AgentCard, signedAt: number): { created: boolean } {
+    const index = this.index;
     const sql = this.ctx.storage.sql;
-    const owner = sql.exec(`SELECT agent_id, signed_at FROM cards WHERE name = ?`, card.name).toArray()[0];
+    const owner = sql.exec(`SELECT agent_id, signed_at, card FROM cards WHERE name = ?`, card.name).toArray()[0];
     if (owner && owner.agent_id !== card.agent_id) {
       throw new RelayError(409, "name_taken", `the name "${card.name}" belongs to another agent; choose another name`);
     }
@@ -97,11 +116,16 @@ export class Directory extends DurableObject<Env> {
     }
     const previous = sql.exec(`SELECT name FROM cards WHERE agent_id = ? AND name != ?`, card.agent_id, card.name).toArray()[0];
     if (previous) this.forget(String(previous.name));
-    sql.exec(`INSERT OR REPLACE INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, ?)`, card.name, card.agent_id, JSON.stringify(card), signedAt);
-    sql.exec(`DELETE FROM vectors WHERE name = ?`, card.name);
-    this.semantic.remove(card.name);
-    this.cards.set(card.name, card);
-    this.index.upsert(card);
+    const json = JSON.stringify(card);
+    if (owner && String(owner.card) === json) {
+      // The same card again (an agent restarting): only its signing time moves, the index stays.
+      this.write(`UPDATE cards SET signed_at = ? WHERE name = ?`, signedAt, card.name);
+      return { created: false };
+    }
+    this.write(`INSERT OR REPLACE INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, ?)`, card.name, card.agent_id, json, signedAt);
+    this.write(`DELETE FROM vectors WHERE name = ?`, card.name);
+    this.semantic?.remove(card.name);
+    index.upsert(card);
     return { created: !owner };
   }
 
@@ -113,11 +137,11 @@ export class Directory extends DurableObject<Env> {
   }
 
   private forget(name: string): void {
-    this.ctx.storage.sql.exec(`DELETE FROM cards WHERE name = ?`, name);
-    this.ctx.storage.sql.exec(`DELETE FROM vectors WHERE name = ?`, name);
-    this.cards.delete(name);
-    this.index.remove(name);
-    this.semantic.remove(name);
+    const index = this.index;
+    this.write(`DELETE FROM cards WHERE name = ?`, name);
+    this.write(`DELETE FROM vectors WHERE name = ?`, name);
+    index.remove(name);
+    this.semantic?.remove(name);
   }
 
   async card(name: string): Promise<AgentCard | null> {
@@ -127,8 +151,9 @@ export class Directory extends DurableObject<Env> {
 
   /** Lexical ranking; hybrid with the semantic scores when an embeddings binding is present. */
   async search(query: string, limit: number): Promise<SearchResult> {
-    if (!this.embedder || this.semantic.size === 0) return this.index.find(query, limit);
-    const lexical = this.index.find(query, HYBRID_LEXICAL_POOL);
+    const index = this.index;
+    if (!this.embedder || this.vectors.size === 0) return index.find(query, limit);
+    const lexical = index.find(query, HYBRID_LEXICAL_POOL);
     let queryVector: Float32Array | undefined;
     try {
       [queryVector] = await this.embedder([query]);
@@ -136,6 +161,12 @@ export class Directory extends DurableObject<Env> {
       console.error("Directory.search: embeddings unavailable, lexical only:", err);
     }
     if (!queryVector) return { hits: lexical.hits.slice(0, limit), total: lexical.total };
-    return combineHybrid(lexical, this.semantic.scores(queryVector), (name) => this.cards.get(name), limit);
+    const semantic = this.vectors;
+    return combineHybrid(lexical, semantic.scores(queryVector), (name) => semantic.card(name), limit);
+  }
+
+  /** The search index's figures (bench/directory-bench.ts, tests): size, memory, rows written. */
+  async indexStats(): Promise<IndexStats & { cardRowsWritten: number }> {
+    return { ...this.index.stats(), cardRowsWritten: this.cardRowsWritten };
   }
 }

@@ -57,6 +57,11 @@ export class SemanticIndex {
     this.byName.delete(name);
   }
 
+  /** The card of an agent with vectors. */
+  card(name: string): AgentCard | undefined {
+    return this.byName.get(name)?.card;
+  }
+
   /** Every agent's best skill by calibrated cosine (a linear scan: ~30,000 dot products for 10,000 agents). */
   scores(query: Float32Array): Map<string, { score: number; skill: number }> {
     const out = new Map<string, { score: number; skill: number }>();

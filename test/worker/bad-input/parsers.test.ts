@@ -29,17 +29,32 @@ import { SNAKE_CASE, anyBody, anyJsonText, anyJsonValue, badBase64, malformedJso
 const SEED = 0x5eed_0001;
 const RUNS = 1000;
 
-/** Runs `parse`; a RelayError with a 4xx and a snake_case code is a refusal, anything else thrown fails. */
+/** A RelayError with a 4xx and a snake_case code is a refusal; anything else thrown fails the run. */
+function expectRefusal(err: unknown): true {
+  if (!(err instanceof RelayError)) throw new Error(`threw ${(err as Error)?.name ?? typeof err} instead of a RelayError: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
+  expect(err.status).toBeGreaterThanOrEqual(400);
+  expect(err.status).toBeLessThan(500);
+  expect(err.code).toMatch(SNAKE_CASE);
+  return true;
+}
+
+/** Runs `parse`: it returns a value or refuses. */
 function returnsOrRefuses(parse: () => unknown): boolean {
   try {
     parse();
     return true;
   } catch (err) {
-    if (!(err instanceof RelayError)) throw new Error(`threw ${(err as Error)?.name ?? typeof err} instead of a RelayError: ${String((err as Error)?.message ?? err).slice(0, 200)}`);
-    expect(err.status).toBeGreaterThanOrEqual(400);
-    expect(err.status).toBeLessThan(500);
-    expect(err.code).toMatch(SNAKE_CASE);
+    return expectRefusal(err);
+  }
+}
+
+/** The same for a parser that answers with a promise (applyClaim derives the receipt key with WebCrypto). */
+async function resolvesOrRefuses(parse: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await parse();
     return true;
+  } catch (err) {
+    return expectRefusal(err);
   }
 }
 
@@ -109,7 +124,7 @@ describe("parsers on generated bad input return or throw a 4xx RelayError", () =
     fc.assert(fc.property(bytes, (body) => returnsOrRefuses(() => parseJsonBody(body))), settings(SEED, RUNS));
   });
 
-  it("applyClaim: any body, and claims with one field of a wrong type, on a new and an existing inbox", () => {
+  it("applyClaim: any body, and claims with one field of a wrong type, on a new and an existing inbox", async () => {
     const valid = {
       keys: [{ key_id: "k_root", pubkey: key }],
       receipt_key: { key_id: "k_receipt", private_key: toBase64(generateSeed()) },
@@ -118,7 +133,7 @@ describe("parsers on generated bad input return or throw a 4xx RelayError", () =
       rate_per_minute: 20,
       limits: { max_body_bytes: 1000 },
     };
-    const existing: InboxConfig = applyClaim({ agentId, signerKey: key, body: valid, existing: null, webhookTokenHash: "00", nowMs: 1 });
+    const existing: InboxConfig = await applyClaim({ agentId, signerKey: key, body: valid, existing: null, webhookTokenHash: "00", nowMs: 1 });
     const fieldArb = fc.constantFrom("keys", "receipt_key", "hub_url", "policy", "rate_per_minute", "limits", "rotate_webhook_token", "keys.0", "keys.0.pubkey", "keys.0.state", "receipt_key.private_key", "policy.mode", "policy.allow", "policy.block", "limits.max_body_bytes", "limits.dead_ttl_sec");
     const claim = fc.record({ path: fieldArb, value: fc.oneof(anyJsonValue, badBase64) }).map(({ path, value }) => {
       const body = structuredClone(valid) as Record<string, unknown>;
@@ -128,20 +143,20 @@ describe("parsers on generated bad input return or throw a 4xx RelayError", () =
       node[parts[parts.length - 1]!] = value;
       return body;
     });
-    fc.assert(
-      fc.property(fc.oneof(anyJsonValue, claim), fc.boolean(), (body, first) =>
-        returnsOrRefuses(() => applyClaim({ agentId, signerKey: key, body, existing: first ? null : existing, webhookTokenHash: first ? "00" : null, nowMs: 2 })),
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(anyJsonValue, claim), fc.boolean(), (body, first) =>
+        resolvesOrRefuses(() => applyClaim({ agentId, signerKey: key, body, existing: first ? null : existing, webhookTokenHash: first ? "00" : null, nowMs: 2 })),
       ),
       settings(SEED, RUNS),
     );
   });
 
-  it("applyClaim refuses every wrong-typed rate_per_minute and limit with invalid_claim", () => {
+  it("applyClaim refuses every wrong-typed rate_per_minute and limit with invalid_claim", async () => {
     const body = { keys: [{ key_id: "k_root", pubkey: key }], receipt_key: { key_id: "k_receipt", private_key: toBase64(generateSeed()) } };
-    fc.assert(
-      fc.property(fc.constantFrom("rate_per_minute", "max_body_bytes", "hook_ttl_sec"), wrongTyped("integer"), (field, value) => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom("rate_per_minute", "max_body_bytes", "hook_ttl_sec"), wrongTyped("integer"), async (field, value) => {
         const claim = field === "rate_per_minute" ? { ...body, rate_per_minute: value } : { ...body, limits: { [field]: value } };
-        expect(() => applyClaim({ agentId, signerKey: key, body: claim, existing: null, webhookTokenHash: "00", nowMs: 1 })).toThrow(RelayError);
+        await expect(applyClaim({ agentId, signerKey: key, body: claim, existing: null, webhookTokenHash: "00", nowMs: 1 })).rejects.toThrow(RelayError);
       }),
       settings(SEED, RUNS),
     );

@@ -285,6 +285,18 @@ describe("updating the index", () => {
     expect(updated.search("temporary placeholder", 10)).toEqual([]);
   });
 
+  it("after heavy churn (replaced cards leave dead ids until the index renumbers) ranks like one built afresh", () => {
+    const churned = fixtureIndex();
+    for (let round = 0; round < 400; round++) {
+      for (const card of FIXTURE.slice(0, 10)) churned.upsert({ ...card, description: `${card.description} round ${round}` });
+    }
+    for (const card of FIXTURE.slice(0, 10)) churned.upsert(card);
+    const fresh = fixtureIndex();
+    const view = (index: SearchIndex, query: string) => index.find(query, 50);
+    for (const [query] of CASES) expect(view(churned, query)).toEqual(view(fresh, query));
+    expect(churned.search("round", 10)).toEqual([]);
+  });
+
   it("an emptied index answers [] and fills again", () => {
     const index = fixtureIndex();
     for (const card of FIXTURE) index.remove(card.name);
