@@ -1,6 +1,6 @@
-// The summary table each bench ends with: figure, value, baseline (measured in the same run), ratio,
-// the goal, and whether it was met.
-import { table } from "./stats.ts";
+// The summary table bench:agent and bench end with: figure, value, baseline (measured in the same run),
+// ratio, the goal, and whether it was met. (bench:directory's, in directory-summary.ts, also checks answers.)
+import { fmt, table } from "./stats.ts";
 
 export interface GoalRow {
   figure: string;
@@ -9,7 +9,8 @@ export interface GoalRow {
   /** value ÷ baseline, or null when the figure has no baseline (a size, a count). */
   ratio: number | null;
   goal: string;
-  met: boolean;
+  /** null: the figure has no goal (reported only). */
+  met: boolean | null;
 }
 
 export function printGoalSummary(title: string, rows: readonly GoalRow[]): void {
@@ -17,7 +18,7 @@ export function printGoalSummary(title: string, rows: readonly GoalRow[]): void 
   console.log(
     table([
       ["figure", "value", "baseline (same run)", "ratio", "goal", "met"],
-      ...rows.map((r) => [r.figure, r.value, r.baseline, r.ratio === null ? "—" : `${r.ratio.toFixed(2)}×`, r.goal, r.met ? "yes" : "NO"]),
+      ...rows.map((r) => [r.figure, r.value, r.baseline, r.ratio === null ? "—" : `${fmt(r.ratio)}×`, r.goal, r.met === null ? "—" : r.met ? "yes" : "NO"]),
     ]),
   );
 }

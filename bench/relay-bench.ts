@@ -22,6 +22,8 @@ import { QUIET_TOOL_ENV, REPO_ROOT, bundleWorker, startMiniflare } from "../scri
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
 import { LOOPBACK_HUB_URL, claimInbox, newAgent } from "./relay-agents.ts";
 import { fmt, median, p50, p99, range, rate, table } from "./stats.ts";
+import { printGoalSummary } from "./goal-summary.ts";
+import type { GoalRow } from "./goal-summary.ts";
 import { OPERATIONS_PER_REQUEST, REPETITIONS, runVerifyBench } from "./verify-bench.ts";
 import type { VerifyResult } from "./verify-bench.ts";
 
@@ -147,16 +149,7 @@ async function minifiedBundle(outdir: string): Promise<string> {
   return readFile(path.join(outdir, "index.js"), "utf8");
 }
 
-interface SummaryRow {
-  figure: string;
-  value: string;
-  baseline: string;
-  ratio: number | null;
-  goal: string;
-  met: boolean | null;
-}
-
-function intakeSummary(c: Concurrency, row: IntakeRow, versus: Baseline, goal: number | null): SummaryRow {
+function intakeSummary(c: Concurrency, row: IntakeRow, versus: Baseline, goal: number | null): GoalRow {
   const baseline = versus === "bare" ? row.bare : row.verifySign;
   const ratio = pairedRatio(row.relay, baseline);
   return {
@@ -167,14 +160,6 @@ function intakeSummary(c: Concurrency, row: IntakeRow, versus: Baseline, goal: n
     goal: goal === null ? "—" : `≥ ${goal.toFixed(2)}×`,
     met: goal === null ? null : ratio >= goal,
   };
-}
-
-function printSummary(rows: readonly SummaryRow[]): void {
-  console.log(`\nSummary (values: median rounds; intake ratios: median of the rounds' own ratios)`);
-  console.log(table([
-    ["figure", "value", "baseline (same run)", "ratio", "goal", "met"],
-    ...rows.map((r) => [r.figure, r.value, r.baseline, r.ratio === null ? "—" : `${fmt(r.ratio)}×`, r.goal, r.met === null ? "—" : r.met ? "yes" : "no"]),
-  ]));
 }
 
 /** The bench Worker: the relay's bindings plus the two baseline objects, all SQLite-backed. */
@@ -247,7 +232,7 @@ async function main(): Promise<void> {
   console.log(`   with minify = true (not set in wrangler.toml; wrangler deploy --dry-run --minify): ${fmt(minSize.raw)} KiB, ${fmt(minSize.gzip)} KiB gzipped`);
 
   const [webcrypto, purejs] = verify.figures.map((f) => median(f.usPerOp)) as [number, number];
-  printSummary([
+  printGoalSummary("Summary (values: median rounds; intake ratios: median of the rounds' own ratios)", [
     ...CONCURRENCY.flatMap((c) => [intakeSummary(c, intake.get(c)!, "verify-sign", c === 32 ? INTAKE_GOAL : null), intakeSummary(c, intake.get(c)!, "bare", null)]),
     { figure: "Ed25519 verify µs, WebCrypto ÷ pure JS", value: fmt(webcrypto), baseline: fmt(purejs), ratio: webcrypto / purejs, goal: "—", met: null },
     { figure: "Worker bundle, KiB gzipped", value: fmt(size.gzip), baseline: "—", ratio: null, goal: `≤ ${BUNDLE_GOAL_KIB} KiB`, met: size.gzip <= BUNDLE_GOAL_KIB },
