@@ -67,9 +67,7 @@ function spawnChild(label: string, args: string[], env: Record<string, string>, 
  * with `node` resolved on PATH from the directory of the chosen binary.
  */
 function spawnAgent(label: string, env: Record<string, string>, node = process.execPath): NodeChild {
-  const child = new NodeChild(label, ["start", "--json"], { ...env, PATH: `${path.dirname(node)}:${env.PATH ?? ""}` }, REPO_ROOT, CLI);
-  run.own(() => child.stop(), () => child.killNow());
-  return child;
+  return spawnChild(label, ["start", "--json"], { ...env, PATH: `${path.dirname(node)}:${env.PATH ?? ""}` }, CLI);
 }
 
 // ---- gateway arrivals ---------------------------------------------------------------------------

@@ -128,7 +128,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const identity = { ...settingsIdentity(settings), agentId: settings.agent_id };
   const source = options.gateway ?? settingsGatewaySource(settings, env, logger);
   // Refused at the start (no hooks token = nothing can be delivered); later changes are followed.
-  let current = { gateway: source.current(), target: gatewayTarget(source.current()) };
+  const initial = source.current();
+  let current = { gateway: initial, target: gatewayTarget(initial) };
   const refresh = () => {
     const gateway = source.current();
     if (gateway === current.gateway) return current;

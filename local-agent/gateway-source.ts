@@ -25,10 +25,15 @@ function signature(path: string): string {
 
 /** Throws when the config cannot be read at the start (nothing good to fall back on). */
 export function fileGatewaySource(env: Environment, overrides: GatewayOverrides, home = homedir(), onChange?: (settings: GatewaySettings) => void): GatewaySource {
-  const location = () => locateOpenClawConfig(env, home);
+  // Located once; looked for again only while there is no file there (OpenClaw installed later).
+  let location = locateOpenClawConfig(env, home);
   const stamp = () => {
-    const at = location();
-    return at ? `${at.path}|${signature(at.path)}|${signature(join(at.stateDir, ".env"))}` : "none";
+    let file = location ? signature(location.path) : "-";
+    if (file === "-") {
+      location = locateOpenClawConfig(env, home);
+      file = location ? signature(location.path) : "-";
+    }
+    return location ? `${location.path}|${file}|${signature(join(location.stateDir, ".env"))}` : "none";
   };
   const load = (): GatewaySettings => {
     const file = readOpenClawConfig(env, home);
