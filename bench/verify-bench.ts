@@ -2,14 +2,21 @@
 // from Node against bench/verify-worker.ts running in workerd (Miniflare).
 import type { HttpClient } from "./http-client.ts";
 import { median } from "./stats.ts";
-import type { VerifyOperation } from "./verify-worker.ts";
+import type { VerifyOperation } from "./verify-operations.ts";
 
 /** Operations per request: each request does ~0.1–0.2 s of work, far above the request overhead. */
 export const OPERATIONS_PER_REQUEST: Record<VerifyOperation, number> = {
   webcrypto: 2000,
   purejs: 100,
   "hash-input": 20_000,
+  github: 2000,
+  stripe: 2000,
+  slack: 2000,
+  "standard-webhooks": 2000,
+  token: 5000,
 };
+/** What `npm run bench` times in its part 1 (bench:sources times the source checks). */
+export const ED25519_OPERATIONS: readonly VerifyOperation[] = ["webcrypto", "purejs", "hash-input"];
 export const REPETITIONS = 7;
 const BASELINES_PER_REPETITION = 3;
 
@@ -35,8 +42,7 @@ async function timedRun(client: HttpClient, op: VerifyOperation, n: number): Pro
   return elapsed;
 }
 
-export async function runVerifyBench(client: HttpClient): Promise<VerifyResult> {
-  const ops = Object.keys(OPERATIONS_PER_REQUEST) as VerifyOperation[];
+export async function runVerifyBench(client: HttpClient, ops: readonly VerifyOperation[] = ED25519_OPERATIONS): Promise<VerifyResult> {
   const figures = ops.map((op): VerifyFigure => ({ op, n: OPERATIONS_PER_REQUEST[op], usPerOp: [] }));
   const baselineMs: number[] = [];
   // Warm-up: JIT, the fixture, WebCrypto's key import (cached per key, as in the relay).

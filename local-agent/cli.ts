@@ -23,6 +23,7 @@ import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { CLAWRELAY_VERSION } from "./package-version.ts";
+import type { SourcesAction } from "./cli-sources.ts";
 import type { InboxAccess } from "./messages.ts";
 import { postEnvelope, relayErrorText } from "./relay-api.ts";
 import { HUB_MODES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
@@ -237,6 +238,22 @@ async function hubRegister(): Promise<void> {
   if (flag("json")) print(JSON.stringify(result, null, 2));
 }
 
+/** --secret, or "-": one line from stdin, so a secret stays out of the shell's history and `ps`. */
+async function secretFlag(): Promise<string | undefined> {
+  const value = str("secret");
+  if (value !== "-") return value;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const line = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  if (line === "") throw new UsageError("--secret - read nothing from stdin: pipe the secret in (echo \"$SECRET\" | clawrelay …)");
+  return line;
+}
+
+async function sources(action: SourcesAction): Promise<void> {
+  const { runSourcesCommand } = await import("./cli-sources.ts");
+  print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
+}
+
 async function init(): Promise<void> {
   const relay = httpUrlFlag("relay", "https://relay.example.com");
   const hub = httpUrlFlag("hub", "https://agentgram.chat");
@@ -273,6 +290,10 @@ const RUN: Record<string, () => Promise<void>> = {
   messages,
   "hub register": hubRegister,
   "hub status": hubStatusCommand,
+  "sources add": () => sources("add"),
+  "sources list": () => sources("list"),
+  "sources rotate": () => sources("rotate"),
+  "sources remove": () => sources("remove"),
 };
 
 async function main(): Promise<void> {

@@ -54,6 +54,7 @@ function postToGateway(keepAlive: Agent, target: GatewayTarget, message: Gateway
         agent: keepAlive,
         timeout: TIMEOUT_MS,
         headers: {
+          ...message.headers,
           "content-type": message.contentType,
           "content-length": message.body.byteLength,
           authorization: `Bearer ${target.hooksToken}`,

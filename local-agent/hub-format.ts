@@ -1,6 +1,6 @@
 // Turns what the relay delivers into the request the hub would have made to the gateway through a
 // tunnel (docs/openclaw-setup.md, "The mappings"), so existing hooks.mappings keep working.
-import { fromBase64, hubSubpaths, parseEnvelope, utf8 } from "../protocol/index.ts";
+import { forwardableHeaders, fromBase64, hubSubpaths, parseEnvelope, utf8 } from "../protocol/index.ts";
 import type { DeliveryFrame, Envelope, HubPrefix } from "../protocol/index.ts";
 
 export const AGENT_SUBPATH = "agentgram_inbox/agent";
@@ -10,6 +10,8 @@ export interface GatewayRequest {
   subpath: string;
   contentType: string;
   body: Uint8Array;
+  /** A webhook source's headers of interest (x-github-event, x-clawrelay-source …), posted as they are. */
+  headers?: Record<string, string>;
 }
 
 function frameBytes(frame: DeliveryFrame): Uint8Array {
@@ -87,6 +89,10 @@ export function frameEnvelope(frame: DeliveryFrame): Envelope | null {
 
 /** What to post for a delivered frame: hook bodies unchanged, envelopes as the hub would format them. */
 export function gatewayRequestFor(frame: DeliveryFrame, envelope: Envelope | null = frameEnvelope(frame), prefix: HubPrefix = "agentgram"): GatewayRequest {
-  if (!envelope) return { subpath: frame.subpath ?? hubSubpaths(prefix).agent, contentType: frame.content_type, body: frameBytes(frame) };
+  if (!envelope) {
+    const request = { subpath: frame.subpath ?? hubSubpaths(prefix).agent, contentType: frame.content_type, body: frameBytes(frame) };
+    // Filtered again here: whatever the relay sent, none may replace a header the gateway reads itself.
+    return frame.headers ? { ...request, headers: forwardableHeaders(frame.headers) } : request;
+  }
   return envelopeRequest(envelope, prefix);
 }

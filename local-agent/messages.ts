@@ -6,6 +6,7 @@ import { MESSAGE_STATES } from "../protocol/index.ts";
 import { AgentError } from "./errors.ts";
 import type { Identity } from "./identity.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
+import { textTable } from "./text-table.ts";
 import type { RelayAnswer } from "./relay-api.ts";
 
 export interface InboxAccess {
@@ -52,9 +53,17 @@ export async function listMessages(access: InboxAccess, state: MessageState | un
   }
 }
 
-export async function showMessage(access: InboxAccess, id: number): Promise<{ message: QueueItem; body: string; encoding: "utf8" | "base64" }> {
+export interface ShownMessage {
+  message: QueueItem;
+  body: string;
+  encoding: "utf8" | "base64";
+  /** A webhook source event's headers of interest (posted to the gateway with it). */
+  headers?: Record<string, string> | null;
+}
+
+export async function showMessage(access: InboxAccess, id: number): Promise<ShownMessage> {
   const answer = await call(access, "GET", `/${id}`, `cannot show message ${id}`);
-  return answer.body as { message: QueueItem; body: string; encoding: "utf8" | "base64" };
+  return answer.body as unknown as ShownMessage;
 }
 
 export async function replayMessage(access: InboxAccess, id: number): Promise<{ replayed: number; id: number }> {
@@ -98,7 +107,7 @@ export function messagesJson(items: readonly QueueItem[], nowMs: number): string
   return JSON.stringify(items.map((m) => ({ ...m, age_sec: Math.round((nowMs - m.received_at) / 1000) })), null, 2);
 }
 
-export function messageDetail(shown: { message: QueueItem; body: string; encoding: "utf8" | "base64" }): string {
+export function messageDetail(shown: ShownMessage): string {
   const m = shown.message;
   const lines: [string, string | number | null][] = [
     ["id", m.id],
@@ -118,6 +127,7 @@ export function messageDetail(shown: { message: QueueItem; body: string; encodin
     ["reason", m.reason],
     ["replay of", m.replay_of],
   ];
+  for (const [name, value] of Object.entries(shown.headers ?? {})) lines.push([name, value]);
   const head = lines.filter(([, v]) => v !== null && v !== "").map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`);
   const body = shown.encoding === "utf8" ? prettyIfJson(shown.body) : `(not UTF-8: ${m.size} bytes, base64)\n${shown.body}`;
   const next = m.state === "dead" ? [`\nreplay: clawrelay messages replay ${m.id}    drop: clawrelay messages drop ${m.id}`] : [];

@@ -55,6 +55,8 @@ export interface DeliveryFrame {
   encoding: "utf8" | "base64";
   received_at: number;
   expires_at: number;
+  /** A webhook source's headers of interest (source-headers.ts), posted to the gateway with the body. */
+  headers?: Record<string, string>;
 }
 
 export type ClientFrame =

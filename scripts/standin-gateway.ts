@@ -15,6 +15,8 @@ export interface ReceivedHook {
   contentType: string;
   body: Buffer;
   idempotencyKey: string | null;
+  /** Every header it came with (a mapping may read them: {{headers.x-github-event}}). */
+  headers: IncomingHttpHeaders;
   at: number;
 }
 
@@ -168,7 +170,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       if (invalid) return answer(400, JSON.stringify({ ok: false, error: invalid }));
       const previous = idempotencyKey ? seen.get(idempotencyKey) : undefined;
       if (previous && Date.now() - previous.at < replayWindowMs) return answer(previous.status, previous.body);
-      const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body, idempotencyKey, at: Date.now() };
+      const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body, idempotencyKey, headers: req.headers, at: Date.now() };
       const refusal = gateway.refuse?.(hook) ?? null;
       if (refusal !== null) return answer(refusal, JSON.stringify({ ok: false, error: "refused by test" }));
       gateway.received.push(hook);

@@ -16,5 +16,6 @@ export function deliveryFrame(message: StoredMessage): DeliveryFrame {
     encoding: text === null ? "base64" : "utf8",
     received_at: message.received_at,
     expires_at: message.expires_at,
+    ...(message.headers ? { headers: JSON.parse(message.headers) as Record<string, string> } : {}),
   };
 }

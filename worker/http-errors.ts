@@ -23,11 +23,16 @@ async function discardUnreadBody(request: Request): Promise<void> {
   else await request.arrayBuffer().catch(() => undefined);
 }
 
+/** A path fit for a log: a token source's URL ends in its secret, which is cut off. */
+export function loggablePath(path: string): string {
+  return path.replace(/^(\/inbox\/[^/]+\/sources\/[^/]+)\/.+$/, "$1/…");
+}
+
 export async function handleError(err: Error, c: Context): Promise<Response> {
   await discardUnreadBody(c.req.raw);
   if (err instanceof RelayError) return errorResponse(err.status, err.code, err.message, err.headers);
   // Unknown failures: log the detail (never request secrets, which are not in the error), answer generically.
-  console.error(`clawrelay: unhandled error on ${c.req.method} ${new URL(c.req.url).pathname}:`, err);
+  console.error(`clawrelay: unhandled error on ${c.req.method} ${loggablePath(new URL(c.req.url).pathname)}:`, err);
   return errorResponse(500, "internal_error", "the relay failed while handling this request; it was not stored, retry later");
 }
 
@@ -40,6 +45,9 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/inbox\/[^/]+\/(?:connect|messages|queue|hub)$/, ["GET"]],
   [/^\/inbox\/[^/]+\/queue\/[^/]+$/, ["GET", "DELETE"]],
   [/^\/inbox\/[^/]+\/queue\/[^/]+\/replay$/, ["POST"]],
+  [/^\/inbox\/[^/]+\/sources$/, ["GET", "POST"]],
+  [/^\/inbox\/[^/]+\/sources\/[^/]+$/, ["POST", "PATCH", "DELETE"]],
+  [/^\/inbox\/[^/]+\/sources\/[^/]+\/[^/]+$/, ["POST"]],
   [/^\/directory\/agents\/[^/]+$/, ["GET", "PUT", "DELETE"]],
   [/^\/directory\/search$/, ["POST"]],
 ];
@@ -49,7 +57,7 @@ export async function handleNotFound(c: Context): Promise<Response> {
   const path = new URL(c.req.url).pathname;
   const allowed = ROUTES.find(([pattern]) => pattern.test(path))?.[1];
   if (allowed && !allowed.includes(c.req.method)) {
-    return errorResponse(405, "method_not_allowed", `${path} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
+    return errorResponse(405, "method_not_allowed", `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
   }
-  return errorResponse(404, "not_found", `no route for ${c.req.method} ${new URL(c.req.url).pathname}; see the README's HTTP API table`);
+  return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the README's HTTP API table`);
 }

@@ -22,6 +22,7 @@ import { acceptFlatHubHook, learnPrefix } from "./hub-sync.ts";
 import { queryInteger } from "./query-params.ts";
 import { verifySignedRequest } from "./request-auth.ts";
 import { queueRoutes } from "./queue-routes.ts";
+import { sourceRoutes } from "./sources/source-routes.ts";
 import { openSession } from "./socket-session.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./webhook-token.ts";
 
@@ -174,5 +175,6 @@ export function inboxRouter(inbox: Inbox): Hono {
 
   app.route("/", queueRoutes(inbox));
   app.route("/", hubRoutes(inbox));
+  app.route("/", sourceRoutes(inbox));
   return app;
 }

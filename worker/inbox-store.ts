@@ -23,10 +23,13 @@ export interface StoredMessage {
   last_status: number | null;
   dead_at: number | null;
   replay_of: number | null;
+  /** A source event's headers of interest as JSON (protocol/source-headers.ts); null otherwise. */
+  headers: string | null;
 }
 
 export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "received_at" | "expires_at" | "sender" | "msg_id" | "env_type"> & {
   body: Uint8Array;
+  headers?: string | null;
 };
 
 /** A receipt from a sibling inbox (sibling-receipts.ts), stored as a message with its dedup record. */
@@ -44,7 +47,7 @@ export interface NewReceipt {
 }
 
 /** A stored message without its body (listings). */
-export type MessageMeta = Omit<StoredMessage, "body">;
+export type MessageMeta = Omit<StoredMessage, "body" | "headers">;
 
 /** Messages in flight on the connected agent's socket: ids in (from, upTo] that are still queued. */
 export interface InFlight {
@@ -140,10 +143,10 @@ export class InboxStore {
   insertMessage(m: NewMessage): number {
     const seq = this.maxSeq + 1;
     this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       seq, m.kind, m.subpath, m.content_type, toArrayBuffer(m.body), m.body.byteLength, m.received_at, m.expires_at,
-      m.sender, m.msg_id, m.env_type,
+      m.sender, m.msg_id, m.env_type, m.headers ?? null,
     );
     this.maxSeq = seq;
     this.count += 1;
@@ -258,8 +261,8 @@ export class InboxStore {
   replay(seq: number, expiresAt: number): number | null {
     const next = this.maxSeq + 1;
     const rows = this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, attempts, replay_of)
-       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, attempts, seq
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, attempts, replay_of)
+       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, attempts, seq
        FROM messages WHERE seq = ? AND state = 'dead' RETURNING seq`,
       next, expiresAt, seq,
     );

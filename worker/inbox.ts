@@ -27,7 +27,8 @@ import { KeyResolver } from "./key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { receiptSigner } from "./receipts.ts";
-import { isSealed, openSeed, sealSeed } from "./secret-box.ts";
+import { isSealed, openSecret, sealSecret } from "./secret-box.ts";
+import { SourceBook } from "./sources/source-book.ts";
 import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./sibling-receipts.ts";
 import type { SiblingReceipt, SiblingResult } from "./sibling-receipts.ts";
 import type { Signer } from "./receipts.ts";
@@ -47,6 +48,11 @@ export class Inbox extends DurableObject<Env> {
   private readonly waiters = new Set<() => void>();
   readonly courier = new SiblingCourier((agentId, batch) => this.sibling(agentId).acceptSiblingReceipts(batch));
   readonly outbox: SiblingOutbox;
+  /** Webhook sources (sources/): GitHub, Stripe, Slack, Standard Webhooks, token. */
+  readonly sources = new SourceBook(this.ctx.storage.sql, {
+    agentId: () => this.requireConfig().agent_id,
+    workerSecret: () => this.env.RECEIPT_KEY_SECRET,
+  });
   private readonly intakeHooks: Omit<IntakeContext, "config" | "nowMs">;
   private readonly router = inboxRouter(this);
 
@@ -103,7 +109,7 @@ export class Inbox extends DurableObject<Env> {
     const secret = this.env.RECEIPT_KEY_SECRET;
     const stored =
       secret && !isSealed(config.receipt_key.seed)
-        ? { ...config, receipt_key: { ...config.receipt_key, seed: await sealSeed(config.receipt_key.seed, config.agent_id, secret) } }
+        ? { ...config, receipt_key: { ...config.receipt_key, seed: await sealSecret(config.receipt_key.seed, config.agent_id, secret) } }
         : config;
     this.store.saveConfig(stored);
     this.config = stored;
@@ -118,7 +124,7 @@ export class Inbox extends DurableObject<Env> {
   }
 
   private async openSigner(config: InboxConfig): Promise<Signer> {
-    const seed = await openSeed(config.receipt_key.seed, config.agent_id, this.env.RECEIPT_KEY_SECRET);
+    const seed = await openSecret(config.receipt_key.seed, config.agent_id, this.env.RECEIPT_KEY_SECRET);
     // A seed stored before the operator set the secret is sealed the first time it is needed.
     if (this.env.RECEIPT_KEY_SECRET && !isSealed(config.receipt_key.seed)) {
       await this.setConfig(config, false);

@@ -94,7 +94,7 @@ export function queueRoutes(host: QueueHost): Hono {
     const message = host.store.find(id);
     if (!message) throw notFound(id);
     const frame = deliveryFrame(message);
-    return c.json({ message: queueItem(message, host.inFlight()), body: frame.body, encoding: frame.encoding });
+    return c.json({ message: queueItem(message, host.inFlight()), body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null });
   });
 
   app.post("/inbox/:agent_id/queue/:id/replay", async (c) => {

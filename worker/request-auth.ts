@@ -59,12 +59,12 @@ export interface OwnedInbox {
 }
 
 /**
- * A request signed by a key of the inbox (an empty body); with `spendNonce` its nonce is single-use, so
- * a captured request that changes something cannot be played again.
+ * A request signed by a key of the inbox (over `body`, empty unless given); with `spendNonce` its nonce
+ * is single-use, so a captured request that changes something cannot be played again.
  */
-export async function requireOwner(host: OwnedInbox, request: Request, options: { spendNonce: boolean }): Promise<InboxConfig> {
+export async function requireOwner(host: OwnedInbox, request: Request, options: { spendNonce: boolean; body?: Uint8Array }): Promise<InboxConfig> {
   const config = host.requireConfig();
-  const signed = await verifySignedRequest(request, new Uint8Array(0), Math.floor(Date.now() / 1000));
+  const signed = await verifySignedRequest(request, options.body ?? new Uint8Array(0), Math.floor(Date.now() / 1000));
   if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
     throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is not a key of this inbox`);
   }

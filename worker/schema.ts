@@ -59,6 +59,12 @@ export const MIGRATIONS: readonly string[][] = [
     `ALTER TABLE dedup ADD COLUMN relay_ack INTEGER`,
     `ALTER TABLE dedup ADD COLUMN acks_through INTEGER`,
   ],
+  // 4: webhook sources (sources/source-book.ts), and the headers of interest a source event keeps
+  // with its body (JSON; null for everything else).
+  [
+    `CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID`,
+    `ALTER TABLE messages ADD COLUMN headers TEXT`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,17 +1,18 @@
-// Receipt keys at rest. A receipt key must be usable by the inbox (it signs acks as the agent), so it
-// cannot be hashed; when the operator sets the Worker secret RECEIPT_KEY_SECRET it is stored
-// encrypted: AES-256-GCM under a key derived from the secret with HKDF-SHA-256, the agent id as
-// associated data (a sealed seed copied into another inbox's row does not open). What this protects:
-// the SQLite files and any copy or export of them. What it does not: a Worker running with the secret,
-// which can decrypt (as it must, to sign). Without the secret seeds stay in plain base64, as before.
-// Used by inbox.ts (on load and save); covered by test/worker/secret-box.test.ts.
+// Secrets the inbox must be able to use at rest: receipt keys (it signs acks as the agent) and the
+// HMAC secrets of webhook sources (it computes the provider's signature), so neither can be hashed.
+// When the operator sets the Worker secret RECEIPT_KEY_SECRET they are stored encrypted: AES-256-GCM
+// under a key derived from the secret with HKDF-SHA-256, with what the value belongs to as associated
+// data (the agent id for a receipt key, agent id + source name for a source secret), so a sealed
+// value copied into another row does not open. What this protects: the SQLite files and any copy or
+// export of them. What it does not: a Worker running with the secret, which can decrypt (as it must,
+// to sign). Without the secret values stay as they are, as before.
+// Used by inbox.ts (receipt key) and sources/source-book.ts; covered by test/worker/secret-box.test.ts.
 import { RelayError, fromBase64, toBase64, utf8 } from "../protocol/index.ts";
 
 const PREFIX = "enc:v1:";
+// The HKDF label predates source secrets; changing it would orphan every sealed receipt key.
 const INFO = utf8("clawrelay receipt key v1");
 const MIN_SECRET_LENGTH = 16;
-
-const unavailable = (message: string) => new RelayError(503, "receipt_key_unavailable", message);
 
 export function isSealed(stored: string): boolean {
   return stored.startsWith(PREFIX);
@@ -29,28 +30,29 @@ async function keyFrom(secret: string): Promise<CryptoKey> {
   );
 }
 
-/** Seals a base64 seed for `agentId`: "enc:v1:<iv b64>:<ciphertext b64>". */
-export async function sealSeed(seed: string, agentId: string, secret: string): Promise<string> {
+/** Seals `plain` for `owner` (what it belongs to): "enc:v1:<iv b64>:<ciphertext b64>". */
+export async function sealSecret(plain: string, owner: string, secret: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(agentId) }, await keyFrom(secret), utf8(seed));
+  const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: utf8(owner) }, await keyFrom(secret), utf8(plain));
   return `${PREFIX}${toBase64(iv)}:${toBase64(new Uint8Array(sealed))}`;
 }
 
 /**
- * The base64 seed; throws RelayError 503 receipt_key_unavailable (naming the setting) when it is sealed
- * and the secret is missing or wrong: the operator's configuration, not the sender's input.
+ * The plain value; throws RelayError 503 `code` (naming the setting) when it is sealed and the secret is
+ * missing or wrong: the operator's configuration, not the sender's input. `what` names it in the message.
  */
-export async function openSeed(stored: string, agentId: string, secret: string | undefined): Promise<string> {
+export async function openSecret(stored: string, owner: string, secret: string | undefined, what = "receipt key", code = "receipt_key_unavailable"): Promise<string> {
   if (!isSealed(stored)) return stored;
-  if (!secret) throw unavailable("this inbox's receipt key is encrypted, and the Worker has no RECEIPT_KEY_SECRET: its operator must set the secret it was sealed with");
+  const unavailable = (message: string) => new RelayError(503, code, message);
+  if (!secret) throw unavailable(`this inbox's ${what} is encrypted, and the Worker has no RECEIPT_KEY_SECRET: its operator must set the secret it was sealed with`);
   const [ivText, dataText] = stored.slice(PREFIX.length).split(":");
   const iv = fromBase64(ivText ?? "");
   const data = fromBase64(dataText ?? "");
-  if (!iv || !data) throw unavailable("this inbox's sealed receipt key is malformed");
+  if (!iv || !data) throw unavailable(`this inbox's sealed ${what} is malformed`);
   try {
-    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: utf8(agentId) }, await keyFrom(secret), data);
+    const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: utf8(owner) }, await keyFrom(secret), data);
     return new TextDecoder().decode(plain);
   } catch {
-    throw unavailable("this inbox's receipt key does not open with the Worker's RECEIPT_KEY_SECRET (was the secret changed?)");
+    throw unavailable(`this inbox's ${what} does not open with the Worker's RECEIPT_KEY_SECRET (was the secret changed?)`);
   }
 }

@@ -24,18 +24,20 @@ export function childEnv(env: Record<string, string>): Record<string, string | u
   return { ...base, ...env };
 }
 
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliResult> {
-  return runScript(CLI, args, env, timeoutMs);
+/** `input`: what the command reads on stdin (none: stdin is closed). */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 20_000, input?: string): Promise<CliResult> {
+  return runScript(CLI, args, env, timeoutMs, input);
 }
 
 /** Runs a .ts entry point with the test's Node to completion; fails the test past `timeoutMs`. */
-export function runScript(script: string, args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<CliResult> {
+export function runScript(script: string, args: string[], env: Record<string, string>, timeoutMs = 20_000, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [script, ...args], { env: childEnv(env), stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${script} ${args.join(" ")} did not exit within ${timeoutMs} ms; stderr: ${stderr}`));

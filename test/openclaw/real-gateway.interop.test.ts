@@ -1,9 +1,10 @@
 // clawrelay against the REAL OpenClaw gateway (openclaw@2026.9.6 on Node 24, installed into a cache
 // outside the checkout by scripts/openclaw-install.ts), with a fake OpenAI-compatible model so agent
 // runs really happen. Through the real relay (workerd) and the real local agent: doctor, hook delivery
-// on both sub-paths, Idempotency-Key replay, a 413 and an unmapped sub-path on the dead shelf,
-// delegation through chat completions, and the clawrelay plugin installed with
+// on both sub-paths, Idempotency-Key replay, a 413 and an unmapped sub-path on the dead shelf, a
+// GitHub webhook source through a mapping that reads its headers, delegation through chat completions, and the clawrelay plugin installed with
 // `openclaw plugins install -l` delivering a message. Steps run in order on one gateway.
+import { createHmac } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -203,6 +204,20 @@ describe("the real OpenClaw gateway", () => {
     expect(dead.map((d) => d.id).sort()).toEqual([tooBig.body.id, unmapped.body.id].sort());
     expect(dead.find((d) => d.id === tooBig.body.id)).toMatchObject({ last_status: 413, reason: expect.stringContaining("256 KiB") });
     expect(dead.find((d) => d.id === unmapped.body.id)).toMatchObject({ last_status: 404, reason: expect.stringContaining('no hooks.mappings entry for "unmapped_inbox/agent"') });
+  });
+
+  it("a GitHub push, signed as GitHub signs it and verified at the relay, runs the agent through a mapping that reads its event header", async () => {
+    const added = await runCli(["sources", "add", "github", "--kind", "github", "--json"], target.env);
+    expect(added.code, added.stderr).toBe(0);
+    const { post_url: url, secret } = JSON.parse(added.stdout) as { post_url: string; secret: string };
+    const body = JSON.stringify({ ref: "refs/heads/main", repository: { full_name: `octo/interop-${nonce}` }, head_commit: { message: "fix the flaky test" } });
+    const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+    const post = (sig: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": `interop-${nonce}`, "x-hub-signature-256": sig }, body });
+    expect((await post(`sha256=${"0".repeat(64)}`)).status).toBe(401);
+    expect((await post(signature)).status).toBe(200);
+    await waitUntil("the model to see the push through the mapping", () => modelSaw(`GitHub push on octo/interop-${nonce}: fix the flaky test`) >= 1, 60_000);
+    await settled(target, "the push acknowledged");
   });
 
   it("delegation: the requester's task runs on the target's gateway through chat completions; a follow-up keeps the history", async () => {

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RelayError, toBase64 } from "../../protocol/index.ts";
-import { isSealed, openSeed, sealSeed } from "../../worker/secret-box.ts";
+import { isSealed, openSecret, sealSecret } from "../../worker/secret-box.ts";
 import { claimInbox, envelopeFrom, newAgent, postEnvelope, registerAtHub } from "../support/workerd/agents.ts";
 
 const SECRET = "a-secret-of-enough-length";
@@ -12,26 +12,26 @@ const SECRET = "a-secret-of-enough-length";
 describe("secret box", () => {
   it("seals a seed so that only the same secret and agent id open it", async () => {
     const seed = toBase64(crypto.getRandomValues(new Uint8Array(32)));
-    const sealed = await sealSeed(seed, "ag_000000000001", SECRET);
+    const sealed = await sealSecret(seed, "ag_000000000001", SECRET);
     expect(isSealed(sealed)).toBe(true);
     expect(sealed).not.toContain(seed);
-    expect(await openSeed(sealed, "ag_000000000001", SECRET)).toBe(seed);
-    await expect(openSeed(sealed, "ag_000000000002", SECRET)).rejects.toThrow(/does not open/);
-    await expect(openSeed(sealed, "ag_000000000001", "another-secret-of-length")).rejects.toThrow(/does not open/);
-    await expect(openSeed(sealed, "ag_000000000001", undefined)).rejects.toThrow(/RECEIPT_KEY_SECRET/);
-    const refusal = await openSeed(sealed, "ag_000000000001", undefined).catch((err: unknown) => err);
+    expect(await openSecret(sealed, "ag_000000000001", SECRET)).toBe(seed);
+    await expect(openSecret(sealed, "ag_000000000002", SECRET)).rejects.toThrow(/does not open/);
+    await expect(openSecret(sealed, "ag_000000000001", "another-secret-of-length")).rejects.toThrow(/does not open/);
+    await expect(openSecret(sealed, "ag_000000000001", undefined)).rejects.toThrow(/RECEIPT_KEY_SECRET/);
+    const refusal = await openSecret(sealed, "ag_000000000001", undefined).catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(RelayError);
     expect((refusal as RelayError).code).toBe("receipt_key_unavailable");
   });
 
   it("two seals of the same seed differ (a fresh IV each time)", async () => {
     const seed = toBase64(new Uint8Array(32));
-    expect(await sealSeed(seed, "ag_000000000001", SECRET)).not.toBe(await sealSeed(seed, "ag_000000000001", SECRET));
+    expect(await sealSecret(seed, "ag_000000000001", SECRET)).not.toBe(await sealSecret(seed, "ag_000000000001", SECRET));
   });
 
   it("passes an unsealed (older) seed through unchanged", async () => {
-    expect(await openSeed("AAEC", "ag_000000000001", SECRET)).toBe("AAEC");
-    expect(await openSeed("AAEC", "ag_000000000001", undefined)).toBe("AAEC");
+    expect(await openSecret("AAEC", "ag_000000000001", SECRET)).toBe("AAEC");
+    expect(await openSecret("AAEC", "ag_000000000001", undefined)).toBe("AAEC");
   });
 
   it("an inbox claimed with the secret set stores its receipt key sealed, and its acks still verify", async () => {
@@ -65,6 +65,6 @@ describe("secret box", () => {
     await res.json();
     const seed = await runInDurableObject(stub, (instance) => instance.store.loadConfig()!.receipt_key.seed);
     expect(isSealed(seed)).toBe(true);
-    expect(await openSeed(seed, inbox.agent.id, env.RECEIPT_KEY_SECRET)).toBe(plain);
+    expect(await openSecret(seed, inbox.agent.id, env.RECEIPT_KEY_SECRET)).toBe(plain);
   });
 });

@@ -82,6 +82,13 @@ export function gatewayConfig(port: number, authToken: string, hooksToken: strin
           sessionMode: "persistent",
         },
         { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
+        // A webhook source (README, "Webhook sources"): GitHub's event type comes only as a header.
+        {
+          match: { path: "sources/github" },
+          action: "agent",
+          name: "GitHub",
+          messageTemplate: "GitHub {{headers.x-github-event}} on {{repository.full_name}}: {{head_commit.message}}",
+        },
       ],
     },
     models: {

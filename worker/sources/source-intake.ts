@@ -1,0 +1,66 @@
+// Storing a verified source event: byte-exact, with its headers of interest, under its source's
+// sub-path, dropping the provider's own retries by its delivery id. Used by source-routes.ts; covered by
+// test/worker/sources-events.test.ts.
+import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
+import { assertCapacity, hasRoom } from "../intake.ts";
+import type { Answer, IntakeContext } from "../intake.ts";
+import type { StoredSource } from "./source-config.ts";
+import type { VerifiedEvent } from "./source-kinds.ts";
+
+/** Dedup records of source events outlive Stripe's retries (up to three days) with a day to spare. */
+export const SOURCE_DEDUP_RETENTION_SEC = 4 * 24 * 3600;
+
+/** Who a source event is from, in the queue and the dedup table: never an agent id. */
+export function sourceSender(name: string): string {
+  return `source:${name}`;
+}
+
+export interface SourceArrival {
+  source: StoredSource;
+  event: VerifiedEvent;
+  body: Uint8Array;
+  contentType: string;
+}
+
+export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "store" | "nowMs" | "stored">, arrival: SourceArrival): Promise<Answer> {
+  const { source, event, body } = arrival;
+  const sender = sourceSender(source.name);
+  const id = event.deliveryId;
+  const repeat = (): Answer | null => {
+    const previous = id === null ? null : ctx.store.findDuplicate(sender, id);
+    return previous ? { ...(JSON.parse(previous.answer) as Answer), duplicate: true } : null;
+  };
+  // A retry of an accepted event is answered as accepted even when the inbox has filled since.
+  if (!hasRoom(ctx, 1, body.byteLength)) {
+    const answer = repeat();
+    if (answer) return answer;
+    assertCapacity(ctx, body.byteLength);
+  }
+  const seq = ctx.store.queueStats().lastSeq + 1;
+  if (id !== null) {
+    const fingerprint = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body)));
+    const until = ctx.nowMs + SOURCE_DEDUP_RETENTION_SEC * 1000;
+    if (!ctx.store.recordDelivery(sender, id, fingerprint, JSON.stringify({ queued: true, id: seq }), until)) return repeat()!;
+  }
+  const headers = forwardableHeaders({
+    ...event.headers,
+    [SOURCE_HEADERS.source]: source.name,
+    ...(event.eventType !== null ? { [SOURCE_HEADERS.event]: event.eventType } : {}),
+    ...(id !== null ? { [SOURCE_HEADERS.delivery]: id } : {}),
+  });
+  const expiresAt = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
+  ctx.store.insertMessage({
+    kind: "hook",
+    subpath: source.subpath,
+    content_type: arrival.contentType,
+    body,
+    received_at: ctx.nowMs,
+    expires_at: expiresAt,
+    sender,
+    msg_id: id,
+    env_type: event.eventType,
+    headers: JSON.stringify(headers),
+  });
+  await ctx.stored(seq, expiresAt);
+  return { queued: true, id: seq };
+}

@@ -1,0 +1,104 @@
+// HTTP for webhook sources: the owner's signed calls to add, list, change and remove them, and the
+// public URL each provider posts to (…/sources/{name}, a token source …/sources/{name}/{secret}).
+// Mounted by inbox-routes.ts; covered by test/worker/sources-*.test.ts.
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { RelayError } from "../../protocol/index.ts";
+import type { IntakeContext } from "../intake.ts";
+import { parseJsonBody, readBodyCapped } from "../request-body.ts";
+import { requireOwner } from "../request-auth.ts";
+import type { OwnedInbox } from "../request-auth.ts";
+import type { SourceBook } from "./source-book.ts";
+import { parseNewSource, parseSourceChange, sourceView } from "./source-config.ts";
+import type { StoredSource } from "./source-config.ts";
+import { acceptSourceEvent } from "./source-intake.ts";
+import { verifySourceRequest } from "./source-verify.ts";
+
+/** What these routes need of the inbox. */
+export interface SourceHost extends OwnedInbox {
+  readonly sources: SourceBook;
+  intake(nowMs?: number): IntakeContext;
+}
+
+const REQUEST_BODY_LIMIT = 16 * 1024;
+
+function notFound(name: string): RelayError {
+  return new RelayError(404, "source_not_found", `this inbox has no source "${name.slice(0, 40)}": add it with clawrelay sources add ${name.slice(0, 40)} --kind KIND (clawrelay sources list shows those it has)`);
+}
+
+function inboxUrl(c: Context, agentId: string): string {
+  return `${new URL(c.req.url).origin}/inbox/${agentId}`;
+}
+
+/** The URL to paste into the provider: a token source's holds its secret, known only right after it was made. */
+function postUrl(base: string, source: StoredSource, secret: string | null): string {
+  return `${base}/sources/${source.name}${source.kind === "token" && secret ? `/${secret}` : ""}`;
+}
+
+export function sourceRoutes(host: SourceHost): Hono {
+  const app = new Hono();
+
+  async function ownerBody(c: Context): Promise<{ agentId: string; json: unknown }> {
+    const body = await readBodyCapped(c.req.raw, REQUEST_BODY_LIMIT, "a source request's limit", "a source is a name, a kind, a secret and a sub-path");
+    const config = await requireOwner(host, c.req.raw, { spendNonce: true, body });
+    return { agentId: config.agent_id, json: parseJsonBody(body) };
+  }
+
+  function answer(c: Context, agentId: string, made: { source: StoredSource; secret: string | null }, status: 200 | 201) {
+    const base = inboxUrl(c, agentId);
+    const view = sourceView(made.source, base, Date.now(), host.sources.lastRefusal(made.source.name));
+    return c.json({ source: view, post_url: postUrl(base, made.source, made.secret), ...(made.secret ? { secret: made.secret } : {}) }, status);
+  }
+
+  app.get("/inbox/:agent_id/sources", async (c) => {
+    const config = await requireOwner(host, c.req.raw, { spendNonce: false });
+    const base = inboxUrl(c, config.agent_id);
+    const now = Date.now();
+    return c.json({ sources: host.sources.list().map((s) => sourceView(s, base, now, host.sources.lastRefusal(s.name))) });
+  });
+
+  app.post("/inbox/:agent_id/sources", async (c) => {
+    const { agentId, json } = await ownerBody(c);
+    return answer(c, agentId, await host.sources.add(parseNewSource(json), Date.now()), 201);
+  });
+
+  app.patch("/inbox/:agent_id/sources/:name", async (c) => {
+    const { agentId, json } = await ownerBody(c);
+    const source = host.sources.get(c.req.param("name"));
+    if (!source) throw notFound(c.req.param("name"));
+    return answer(c, agentId, await host.sources.change(source, parseSourceChange(json, source.kind), Date.now()), 200);
+  });
+
+  app.delete("/inbox/:agent_id/sources/:name", async (c) => {
+    await requireOwner(host, c.req.raw, { spendNonce: true });
+    const name = c.req.param("name");
+    if (!host.sources.remove(name)) throw notFound(name);
+    // Events it already delivered into the queue stay: they are data, listed and replayed like any.
+    return c.json({ removed: name });
+  });
+
+  async function receive(c: Context, name: string, pathSecret: string | null): Promise<Response> {
+    const config = host.requireConfig();
+    const source = host.sources.get(name);
+    if (!source) throw notFound(name);
+    if (pathSecret !== null && source.kind !== "token") throw new RelayError(404, "not_found", `source "${name}" takes events at …/sources/${name} itself`);
+    const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
+    const now = Date.now();
+    let verdict;
+    try {
+      const request = { headers: c.req.raw.headers, body, nowSec: Math.floor(now / 1000), pathSecret };
+      verdict = await verifySourceRequest(source.kind, request, await host.sources.keys(source, now));
+    } catch (err) {
+      if (err instanceof RelayError && err.status < 500) host.sources.noteRefusal(name, { at: now, code: err.code, message: err.message });
+      throw err;
+    }
+    if ("reply" in verdict) return c.json(verdict.reply, 200);
+    const arrival = { source, event: verdict.event, body, contentType: c.req.header("content-type") ?? "application/octet-stream" };
+    // 200, not 202: Slack documents a 200 as the answer it waits for; the others take any 2xx.
+    return c.json(await acceptSourceEvent(host.intake(now), arrival), 200);
+  }
+
+  app.post("/inbox/:agent_id/sources/:name", (c) => receive(c, c.req.param("name"), null));
+  app.post("/inbox/:agent_id/sources/:name/:secret", (c) => receive(c, c.req.param("name"), c.req.param("secret")));
+  return app;
+}

@@ -1,0 +1,15 @@
+// Picks the verifier of a source's kind. Imported by source-routes.ts; covered by test/worker/sources-*.test.ts.
+import { verifyGithub } from "./github.ts";
+import type { SourceKind, SourceKeys, SourceRequest, Verdict } from "./source-kinds.ts";
+import { verifySlack } from "./slack.ts";
+import { verifyStandardWebhooks } from "./standard-webhooks.ts";
+import { verifyStripe } from "./stripe.ts";
+import { verifyToken } from "./token.ts";
+
+export async function verifySourceRequest(kind: SourceKind, request: SourceRequest, keys: SourceKeys): Promise<Verdict> {
+  if (keys.kind === "hash") return verifyToken(request, keys.hashes);
+  if (kind === "github") return verifyGithub(request, keys.keys);
+  if (kind === "stripe") return verifyStripe(request, keys.keys);
+  if (kind === "slack") return verifySlack(request, keys.keys);
+  return verifyStandardWebhooks(request, keys.keys);
+}
