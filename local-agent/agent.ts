@@ -9,6 +9,8 @@ import { publishCard, readCardFile } from "./card-file.ts";
 import { Delegator } from "./delegation.ts";
 import { DeliveryJournal } from "./delivery-journal.ts";
 import { DeliveryLoop } from "./delivery.ts";
+import { DeliveryFeed } from "./delivery-feed.ts";
+import { inspectorPages } from "./inspector-routes.ts";
 import { queueSummary } from "./messages.ts";
 import { signedRelayCall } from "./relay-api.ts";
 import type { DeliveryStatus } from "./delivery.ts";
@@ -159,6 +161,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     reachable: (port) => portIsListening(port),
   });
 
+  const feed = new DeliveryFeed();
   const loop = new DeliveryLoop({
     agentId: settings.agent_id,
     // Asked before every post: a fixed hooks token or path takes effect on the next message.
@@ -171,6 +174,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     logger,
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
     intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),
+    onEvent: (event) => feed.record(event),
   });
 
   const journal = options.journalFile ? DeliveryJournal.open(options.journalFile, { agentId: settings.agent_id }) : null;
@@ -188,6 +192,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     onMessage: (frame) => loop.push(frame),
     onDisconnect: () => loop.dropQueued(),
     onState: (state, detail) => {
+      if (state === "connected" && relay.state !== "connected") feed.connections++;
       relay.state = state;
       relay.since = Date.now();
       relay.backlog = detail.backlog ?? relay.backlog;
@@ -211,6 +216,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     started_at: startedAt,
   });
 
+  const access = { relayUrl: settings.relay_url, agentId: settings.agent_id, identity };
+  const inspector = inspectorPages({ status, feed, access });
   api = await startApiServer(options.apiPort ?? settings.api_port ?? (Number(env.SOCIETY_AI_API_PORT) || DEFAULT_API_PORT), {
     ...societyRoutes({
       relayUrl: settings.relay_url,
@@ -224,11 +231,11 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     }),
     // The relay holds the truth about the backlog and the dead shelf: asked on every status call.
     "GET /clawrelay/status": async () => {
-      const relayQueue = await queueSummary({ relayUrl: settings.relay_url, agentId: settings.agent_id, identity }).catch((err: Error) => ({ error: err.message }));
+      const relayQueue = await queueSummary(access).catch((err: Error) => ({ error: err.message }));
       const hub = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/hub`).catch(() => null);
       return { status: 200, body: { ...status(), relay_queue: relayQueue, relay_hub: hub?.status === 200 ? hub.body : null } };
     },
-  });
+  }, inspector.pages);
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;
   const runRecord = JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt });
   if (runFile) writeFileSync(runFile, runRecord + "\n", { mode: 0o600 });
@@ -238,7 +245,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     listed = true;
   }
   else logger.info("no card.json: this agent is not listed in the directory", { path: options.cardFile ?? null });
-  logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port });
+  logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port, inspector: `http://127.0.0.1:${api.port}/` });
 
   let closing: Promise<void> | null = null;
   return {

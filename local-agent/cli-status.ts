@@ -9,6 +9,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
   const d = s.delivery;
   return [
     `agent     ${s.agent_id} (${s.runs_in === "gateway plugin" ? "inside the OpenClaw gateway, " : ""}pid ${pid}, local API 127.0.0.1:${s.api_port})`,
+    `inspector http://127.0.0.1:${s.api_port}/ (messages, replay, drop; metrics at /metrics)`,
     `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
     `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"}; gateway token: ${s.gateway.auth_source})`,
     ...(s.gateway.config_error ? [`          openclaw.json changed but cannot be read (${s.gateway.config_error}); using the last good settings`] : []),

@@ -4,7 +4,7 @@
 // The hub names a conversation by `sessionKey` (agentline:<sender>); an envelope the relay delivers
 // itself gets the same key the hub would have given it, so a sender's hub-posted and direct messages
 // stay in one order. A webhook without a sessionKey is ordered with its sub-path.
-import { fromBase64 } from "../protocol/index.ts";
+import { SOURCE_HEADERS, fromBase64 } from "../protocol/index.ts";
 import type { DeliveryFrame, Envelope } from "../protocol/index.ts";
 
 /** Bodies above this are not parsed just to find a key (the gateway refuses them anyway). */
@@ -27,4 +27,12 @@ export function conversationOf(frame: DeliveryFrame, envelope: Envelope | null):
   if (envelope) return `session:agentline:${envelope.from}`;
   const session = hookSessionKey(frame);
   return session ? `session:${session}` : `subpath:${frame.subpath ?? ""}`;
+}
+
+/** An envelope's signed sender; a hub body's from its sessionKey; a webhook source's name. */
+export function senderOf(frame: DeliveryFrame, envelope: Envelope | null, conversation: string): string | null {
+  if (envelope) return envelope.from;
+  const source = frame.headers?.[SOURCE_HEADERS.source];
+  if (source) return `source:${source}`;
+  return conversation.startsWith("session:agentline:") ? conversation.slice("session:agentline:".length) : null;
 }

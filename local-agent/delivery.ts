@@ -13,10 +13,11 @@ import { DEFAULTS, nextDelay } from "./backoff.ts";
 import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } from "./gateway-response.ts";
 import type { GatewayOutcome } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
-import { conversationOf } from "./conversation.ts";
+import { conversationOf, senderOf } from "./conversation.ts";
 import { frameEnvelope, gatewayRequestFor } from "./hub-format.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 import type { Logger } from "./logger.ts";
+import type { DeliveryEvent } from "./delivery-feed.ts";
 
 export interface DeliveryRecord {
   id: number;
@@ -70,6 +71,8 @@ export interface DeliveryOptions {
   hubPrefix?(): HubPrefix;
   /** Posts in flight at once across conversations (default 4; 1 = one message at a time). */
   concurrency?: number;
+  /** Each outcome as it happens: delivered, rejected to the dead shelf, or retried (delivery-feed.ts). */
+  onEvent?(event: DeliveryEvent): void;
 }
 
 const RECENT_REJECTIONS = 20;
@@ -82,6 +85,8 @@ interface Pending {
   /** Why an envelope frame could not be parsed (deliver() rejects it with this). */
   unreadable: string | null;
   conversation: string;
+  /** Who it is from, for a person looking at deliveries (senderOf). */
+  sender: string | null;
 }
 
 export function idempotencyKeyFor(agentId: string, id: number): string {
@@ -138,7 +143,8 @@ export class DeliveryLoop {
     } catch (err) {
       unreadable = (err as Error).message;
     }
-    this.waiting.push({ frame, envelope, unreadable, conversation: conversationOf(frame, envelope) });
+    const conversation = conversationOf(frame, envelope);
+    this.waiting.push({ frame, envelope, unreadable, conversation, sender: senderOf(frame, envelope, conversation) });
     this.startReady();
   }
 
@@ -251,7 +257,8 @@ export class DeliveryLoop {
     });
   }
 
-  private async deliver({ frame, envelope, unreadable }: Pending): Promise<void> {
+  private async deliver(pending: Pending): Promise<void> {
+    const { frame, envelope, unreadable } = pending;
     const { logger, agentId } = this.options;
     let request: GatewayRequest;
     try {
@@ -262,7 +269,7 @@ export class DeliveryLoop {
         throw new Error(`its sub-path "${request.subpath.slice(0, 80)}" is not canonical, so it could leave hooks.path; it was not posted`);
       }
     } catch (err) {
-      return this.rejectMessage(frame, frame.subpath ?? "", { reason: `cannot turn the message into a gateway request: ${(err as Error).message}`, status: 0, attempts: 0 });
+      return this.rejectMessage(pending, frame.subpath ?? "", { reason: `cannot turn the message into a gateway request: ${(err as Error).message}`, status: 0, attempts: 0 });
     }
     const key = idempotencyKeyFor(agentId, frame.id);
     for (let attempt = 0; !this.stopping; attempt++) {
@@ -277,18 +284,18 @@ export class DeliveryLoop {
         if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request.subpath, outcome.reason);
       } catch (err) {
         // Refused before anything was sent (the forwarder's own checks): this message can never go.
-        return this.rejectMessage(frame, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts: attempt });
+        return this.rejectMessage(pending, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts: attempt });
       } finally {
         this.release();
       }
       if (this.stopping) return;
       if (outcome.kind === "accepted" || outcome.kind === "content_error") this.failureStreak = 0;
-      if (outcome.kind === "accepted") return this.accepted(frame, request, answer.status);
-      if (outcome.kind === "content_error") return this.rejectMessage(frame, request.subpath, { reason: outcome.reason, status: answer.status, attempts: attempt + 1 });
+      if (outcome.kind === "accepted") return this.accepted(pending, request, answer.status, attempt + 1);
+      if (outcome.kind === "content_error") return this.rejectMessage(pending, request.subpath, { reason: outcome.reason, status: answer.status, attempts: attempt + 1 });
       const reason = reasonOf(outcome);
       // The relay leaves a message in the agent's hands past its TTL; the agent gives it up here.
       if (Date.now() >= frame.expires_at) {
-        return this.rejectMessage(frame, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts: attempt + 1 });
+        return this.rejectMessage(pending, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts: attempt + 1 });
       }
       if (outcome.kind === "transient") this.failureStreak++;
       const wait =
@@ -303,6 +310,7 @@ export class DeliveryLoop {
       // The gateway is refusing this client as a whole: no post of any conversation until it allows.
       if (outcome.kind === "rate_limited") this.hold(wait);
       this.status.last_error = { id: frame.id, message: reason, at: Date.now() };
+      this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts: attempt + 1, detail: reason });
       logger[outcome.kind === "config_error" ? "error" : "warn"]("gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
       await this.sleep(Math.min(wait, Math.max(0, frame.expires_at - Date.now())));
     }
@@ -316,7 +324,15 @@ export class DeliveryLoop {
     return classifyProbe(answer.status, subpath, target.hooksPath, first404);
   }
 
-  private accepted(frame: DeliveryFrame, request: GatewayRequest, status: number): void {
+  private emit(pending: Pending, event: Pick<DeliveryEvent, "outcome" | "subpath" | "status" | "attempts" | "detail">): void {
+    const { frame } = pending;
+    const at = Date.now();
+    const message = { content_type: frame.content_type, body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null, kind: frame.kind };
+    this.options.onEvent?.({ ...event, id: frame.id, sender: pending.sender, at, latency_ms: at - frame.received_at, message });
+  }
+
+  private accepted(pending: Pending, request: GatewayRequest, status: number, attempts: number): void {
+    const { frame } = pending;
     const at = Date.now();
     this.options.ack(frame.id);
     this.status.delivered++;
@@ -324,10 +340,12 @@ export class DeliveryLoop {
     this.setPausedBy(null, null);
     this.status.last_error = null;
     this.status.last_delivery = { id: frame.id, subpath: request.subpath, status, at, latency_ms: at - frame.received_at };
+    this.emit(pending, { outcome: "delivered", subpath: request.subpath, status, attempts, detail: null });
     this.options.logger.info("delivered", { id: frame.id, subpath: request.subpath, status, latency_ms: at - frame.received_at });
   }
 
-  private rejectMessage(frame: DeliveryFrame, subpath: string, rejection: Rejection): void {
+  private rejectMessage(pending: Pending, subpath: string, rejection: Rejection): void {
+    const { frame } = pending;
     const at = Date.now();
     this.options.reject(frame.id, rejection);
     this.status.rejected++;
@@ -338,6 +356,7 @@ export class DeliveryLoop {
     this.status.recent_rejections.push({ id: frame.id, subpath, at, ...rejection });
     if (this.status.recent_rejections.length > RECENT_REJECTIONS) this.status.recent_rejections.shift();
     this.status.last_error = { id: frame.id, message: rejection.reason, at };
+    this.emit(pending, { outcome: "rejected", subpath, status: rejection.status, attempts: rejection.attempts, detail: rejection.reason });
     this.options.logger.error("message rejected to the dead shelf", { id: frame.id, subpath, status: rejection.status, error: rejection.reason, next: `clawrelay messages show ${frame.id}` });
   }
 }

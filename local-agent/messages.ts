@@ -41,14 +41,15 @@ export async function queueSummary(access: InboxAccess): Promise<QueueSummary> {
   return answer.body.summary as QueueSummary;
 }
 
-export async function listMessages(access: InboxAccess, state: MessageState | undefined): Promise<{ messages: QueueItem[]; summary: QueueSummary; truncated: boolean }> {
+/** The inbox's messages in id order, `cap` at most (in pages of 200), with the relay's counts. */
+export async function listMessages(access: InboxAccess, state: MessageState | undefined, cap = LIST_CAP): Promise<{ messages: QueueItem[]; summary: QueueSummary; truncated: boolean }> {
   const messages: QueueItem[] = [];
   let after = 0;
   for (;;) {
-    const query = `?limit=200&after=${after}${state ? `&state=${state}` : ""}`;
+    const query = `?limit=${Math.min(200, cap)}&after=${after}${state ? `&state=${state}` : ""}`;
     const body = (await call(access, "GET", query, "cannot list the inbox")).body as { messages: QueueItem[]; has_more: boolean; next_after: number; summary: QueueSummary };
     messages.push(...body.messages);
-    if (!body.has_more || messages.length >= LIST_CAP) return { messages, summary: body.summary, truncated: body.has_more };
+    if (!body.has_more || messages.length >= cap) return { messages, summary: body.summary, truncated: body.has_more };
     after = body.next_after;
   }
 }

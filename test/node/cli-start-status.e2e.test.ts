@@ -48,6 +48,7 @@ describe("clawrelay status", () => {
     const result = await runCli(["status"], home.env);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`agent     ${home.settings.agent_id} (pid ${run.pid}, local API 127.0.0.1:${run.api_port})`);
+    expect(result.stdout).toContain(`inspector http://127.0.0.1:${run.api_port}/`);
     expect(result.stdout).toMatch(new RegExp(`^relay     connected ${fixture.relay().url} since `, "m"));
     expect(result.stdout).toContain(`gateway   127.0.0.1:${gateway.port}/hooks`);
     expect(result.stdout).toContain("inbox     0 queued, 0 sent (in flight), 0 dead");

@@ -47,7 +47,7 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 describe("the packed CLI, installed globally", () => {
   it("ships only what runs: the built JS, the plugin manifest, the README and the licence — no sources, tests, benches or CI", () => {
     expect(tarballFiles).toEqual(
-      expect.arrayContaining(["LICENSE", "README.md", "package.json", "openclaw.plugin.json", "dist/local-agent/cli.js", "dist/protocol/index.js", "dist/openclaw-plugin/clawrelay-plugin.js"]),
+      expect.arrayContaining(["LICENSE", "README.md", "package.json", "openclaw.plugin.json", "dist/local-agent/cli.js", "dist/protocol/index.js", "dist/openclaw-plugin/clawrelay-plugin.js", "dist/local-agent/inspector/index.html", "dist/local-agent/inspector/inspector.js"]),
     );
     expect(tarballFiles.filter((f) => !f.startsWith("dist/") && !["LICENSE", "README.md", "package.json", "openclaw.plugin.json"].includes(f))).toEqual([]);
     expect(tarballFiles.some((f) => f.endsWith(".ts"))).toBe(false);
