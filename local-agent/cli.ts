@@ -242,9 +242,15 @@ async function hubRegister(): Promise<void> {
 async function secretFlag(): Promise<string | undefined> {
   const value = str("secret");
   if (value !== "-") return value;
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const line = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  // The first line, piped or typed (then Enter ends it, not Ctrl-D).
+  if (process.stdin.isTTY) process.stderr.write("secret: ");
+  const { createInterface } = await import("node:readline");
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  const line = await new Promise<string>((resolve) => {
+    lines.once("line", (text) => resolve(text));
+    lines.once("close", () => resolve(""));
+  });
+  lines.close();
   if (line === "") throw new UsageError("--secret - read nothing from stdin: pipe the secret in (echo \"$SECRET\" | clawrelay …)");
   return line;
 }

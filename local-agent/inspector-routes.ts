@@ -27,6 +27,7 @@ export interface InspectorHost {
 export const TOKEN_HEADER = "x-clawrelay-inspector-token";
 const QUEUE_CAP = 200;
 const STATE_EVERY_MS = 2000;
+const RELAY_WAIT_MS = 2000;
 const FILES: Record<string, string> = { "/inspector/inspector.js": "text/javascript; charset=utf-8", "/inspector/inspector.css": "text/css; charset=utf-8" };
 /** The page runs only its own script and style, talks only to its own origin, and is never framed. */
 const PAGE_HEADERS = {
@@ -114,7 +115,11 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
       res.end();
     },
     "GET /metrics": async (_req, res) => {
-      const relayQueue = await queueSummary(host.access).catch(() => null);
+      // A scrape must not wait on a relay that does not answer (Prometheus gives up after 10 s).
+      const relayQueue = await Promise.race([
+        queueSummary(host.access).catch(() => null),
+        new Promise<null>((resolve) => setTimeout(() => resolve(null), RELAY_WAIT_MS).unref()),
+      ]);
       const s = host.status();
       const text = renderMetrics({ feed: host.feed, relayConnected: s.relay.state === "connected", relayQueue, inAgent: s.delivery.queued, paused: s.delivery.paused !== null, startedAtMs: s.started_at });
       send(res, 200, "text/plain; version=0.0.4; charset=utf-8", text);

@@ -97,6 +97,7 @@ say("clawrelay is running locally");
 say(`  relay        ${relayUrl}/healthz   (workerd, state in ${relative(process.cwd(), join(DEV_DIR, "relay"))})`);
 say(`  agent        ${settings.agent_id}   (local only: no hub is linked; see docs/hub-setup.md)`);
 say(`  local API    http://127.0.0.1:${agent.apiPort}/api/status`);
+say(`  inspector    http://127.0.0.1:${agent.apiPort}/   (deliveries live, the queue, replay and drop; /metrics)`);
 say(`  webhooks     POST ${init.hooksUrl}/<sub-path>   with  Authorization: Bearer ${init.webhookToken}`);
 say(`               (a hub is given ${init.hooksUrl} and appends agentgram_inbox/agent or /wake itself)`);
 if (standin) {

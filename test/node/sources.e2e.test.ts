@@ -91,6 +91,9 @@ describe("webhook sources", () => {
     const stripe = await runCli(["sources", "add", "pay", "--kind", "stripe"], home.env);
     expect(stripe.code).not.toBe(0);
     expect(stripe.stderr).toContain("signing secret");
+    const empty = await runCli(["sources", "add", "slack", "--kind", "slack", "--secret", "-"], home.env, 20_000, "");
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("--secret - read nothing from stdin");
     const unknown = await runCli(["sources", "rotate", "nope"], home.env);
     expect(unknown.stderr).toContain("source_not_found");
   });
