@@ -11,6 +11,9 @@ import { runClosedLoop } from "./http-client.ts";
 import { DIRECTORY_NAME } from "./directory-cold-start.ts";
 import { benchAgent, claimInbox, signedRequest } from "./relay-agents.ts";
 import type { BenchAgent } from "./relay-agents.ts";
+import type { DirectoryStats } from "../worker/directory/index-stats.ts";
+
+export type { DirectoryStats };
 
 /** Claim + publish requests in flight while loading the directory (workerd is CPU-bound past ~8). */
 export const LOAD_CONCURRENCY = 16;
@@ -59,21 +62,6 @@ export async function loadDirectory(relay: HttpClient, agents: BenchAgent[], car
   } finally {
     clearInterval(progress);
   }
-}
-
-/** What the bench reads of Directory.indexStats() (worker/directory/index-store.ts IndexStats, which needs the Workers types). */
-export interface DirectoryStats {
-  cards: number;
-  units: { live: number; ids: number; base: number };
-  pending: number;
-  cache: { terms: number; bytes: number };
-  memoryBytes: number;
-  /** Rows the index wrote since the object started; cardRowsWritten: the cards and vectors tables. */
-  rowsWritten: number;
-  cardRowsWritten: number;
-  commits: number;
-  rebuilds: number;
-  opened: string;
 }
 
 interface DirectoryRpc {

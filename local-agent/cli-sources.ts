@@ -4,8 +4,9 @@
 import { UsageError } from "./cli-args.ts";
 import type { Values } from "./cli-args.ts";
 import type { InboxAccess } from "./messages.ts";
-import { SOURCE_KINDS, addSource, listSources, removeSource, rotateSource, sourceAddedText, sourcesTable } from "./sources.ts";
-import type { SourceKind } from "./sources.ts";
+import { SOURCE_KINDS } from "../protocol/index.ts";
+import type { SourceKind } from "../protocol/index.ts";
+import { addSource, listSources, removeSource, rotateSource, sourceAddedText, sourcesTable } from "./sources.ts";
 
 export type SourcesAction = "add" | "list" | "rotate" | "remove";
 

@@ -3,10 +3,13 @@
 
 export class AgentError extends Error {
   readonly code: string;
+  /** For a refusal by the relay: its HTTP status. */
+  readonly status: number | undefined;
 
-  constructor(code: string, message: string) {
+  constructor(code: string, message: string, status?: number) {
     super(message);
     this.name = "AgentError";
     this.code = code;
+    this.status = status;
   }
 }

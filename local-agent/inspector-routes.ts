@@ -72,9 +72,10 @@ function messageIdOf(text: string | undefined): number {
   return id;
 }
 
+/** The relay's 404 and 409 pass through to the page; any other failure is the relay's, 502. */
 function statusOf(err: unknown): number {
-  const message = err instanceof Error ? err.message : "";
-  return /answered 404/.test(message) ? 404 : /answered 409/.test(message) ? 409 : 502;
+  const status = err instanceof AgentError ? err.status : undefined;
+  return status === 404 || status === 409 ? status : 502;
 }
 
 /** The inspector's routes for agent.ts, and the token its page carries (a new one per process). */

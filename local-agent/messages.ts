@@ -18,11 +18,14 @@ export interface InboxAccess {
 /** Listing more than this in one command is for the HTTP API and its paging. */
 const LIST_CAP = 10_000;
 
-async function call(access: InboxAccess, method: string, path: string, what: string): Promise<RelayAnswer> {
-  const answer = await signedRelayCall(access.relayUrl, access.identity, method, `/inbox/${access.agentId}/queue${path}`);
-  if (answer.status !== 200) throw new AgentError("relay_refused", `${what}: the relay answered ${relayErrorText(answer)}`);
+/** A signed call to `/inbox/{id}{path}`; anything but a 2xx is an AgentError saying `what` failed, with the relay's status. */
+export async function inboxCall(access: InboxAccess, method: string, path: string, what: string, body?: unknown): Promise<RelayAnswer> {
+  const answer = await signedRelayCall(access.relayUrl, access.identity, method, `/inbox/${access.agentId}${path}`, body);
+  if (answer.status < 200 || answer.status > 299) throw new AgentError("relay_refused", `${what}: the relay answered ${relayErrorText(answer)}`, answer.status);
   return answer;
 }
+
+const call = (access: InboxAccess, method: string, path: string, what: string) => inboxCall(access, method, `/queue${path}`, what);
 
 export function parseState(text: string | undefined): MessageState | undefined {
   if (text === undefined) return undefined;

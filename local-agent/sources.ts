@@ -2,26 +2,10 @@
 // add, list, rotate, remove — each a request signed with the agent's key (the relay's
 // /inbox/{id}/sources API). Returns values and text; cli.ts prints them. Covered by
 // test/node/sources.e2e.test.ts.
-import { AgentError } from "./errors.ts";
+import type { SourceKind, SourceView } from "../protocol/index.ts";
+import { formatAge, inboxCall } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
-import { relayErrorText, signedRelayCall } from "./relay-api.ts";
-import { formatAge } from "./messages.ts";
 import { textTable } from "./text-table.ts";
-
-export const SOURCE_KINDS = ["github", "stripe", "slack", "standard-webhooks", "token"] as const;
-export type SourceKind = (typeof SOURCE_KINDS)[number];
-
-export interface SourceView {
-  name: string;
-  kind: SourceKind;
-  subpath: string;
-  url: string;
-  secret_sealed: boolean | null;
-  previous_secret_until: number | null;
-  created_at: number;
-  updated_at: number;
-  last_refusal: { at: number; code: string; message: string } | null;
-}
 
 /** What the relay answers an add or a rotation with: the URL to paste, and a secret it made (once). */
 export interface SourceAnswer {
@@ -31,9 +15,7 @@ export interface SourceAnswer {
 }
 
 async function call(access: InboxAccess, method: string, rest: string, what: string, body?: unknown): Promise<Record<string, unknown>> {
-  const answer = await signedRelayCall(access.relayUrl, access.identity, method, `/inbox/${access.agentId}/sources${rest}`, body);
-  if (answer.status !== 200 && answer.status !== 201) throw new AgentError("relay_refused", `${what}: the relay answered ${relayErrorText(answer)}`);
-  return answer.body;
+  return (await inboxCall(access, method, `/sources${rest}`, what, body)).body;
 }
 
 export async function listSources(access: InboxAccess): Promise<SourceView[]> {

@@ -55,7 +55,7 @@ export interface DeliveryFrame {
   encoding: "utf8" | "base64";
   received_at: number;
   expires_at: number;
-  /** A webhook source's headers of interest (source-headers.ts), posted to the gateway with the body. */
+  /** A webhook source's headers of interest (sources.ts), posted to the gateway with the body. */
   headers?: Record<string, string>;
 }
 

@@ -15,4 +15,4 @@ export * from "./queue-item.ts";
 export * from "./subpath.ts";
 export * from "./hub-prefix.ts";
 export * from "./strict-json.ts";
-export * from "./source-headers.ts";
+export * from "./sources.ts";

@@ -23,7 +23,7 @@ export interface StoredMessage {
   last_status: number | null;
   dead_at: number | null;
   replay_of: number | null;
-  /** A source event's headers of interest as JSON (protocol/source-headers.ts); null otherwise. */
+  /** A source event's headers of interest as JSON (protocol/sources.ts); null otherwise. */
   headers: string | null;
 }
 

@@ -9,7 +9,7 @@ import type { Env } from "../env.ts";
 import { asRpcResult } from "../rpc-result.ts";
 import type { RpcResult } from "../rpc-result.ts";
 import { StoredIndex } from "./index-store.ts";
-import type { IndexStats } from "./index-store.ts";
+import type { DirectoryStats } from "./index-stats.ts";
 import { SemanticIndex, combineHybrid, skillText, workersAiEmbedder } from "./semantic-index.ts";
 import type { Embedder } from "./semantic-index.ts";
 import type { AgentCard, SearchResult } from "./search-index.ts";
@@ -166,7 +166,7 @@ export class Directory extends DurableObject<Env> {
   }
 
   /** The search index's figures (bench/directory-bench.ts, tests): size, memory, rows written. */
-  async indexStats(): Promise<IndexStats & { cardRowsWritten: number }> {
+  async indexStats(): Promise<DirectoryStats> {
     return { ...this.index.stats(), cardRowsWritten: this.cardRowsWritten };
   }
 }

@@ -16,6 +16,7 @@
 // rows. Anything that does not decode or add up makes the store rebuild from the cards table.
 import { CHUNK_UNITS, BLOCK_IDS, NAMES_PER_ROW, blockFor, byChunk, checkEntries, decodeBlock, decodeStrings, decodeUnits, encodeBlocks, encodeUnits, entriesOf, joinPieces, liveEntries, mergePostings } from "./index-rows.ts";
 import type { Piece } from "./index-rows.ts";
+import type { IndexStats } from "./index-stats.ts";
 import type { AgentCard, SearchResult } from "./search-index.ts";
 import { IndexFormatError, TermIndex } from "./term-index.ts";
 import type { BaseList, BasePostings, Postings, Ranking } from "./term-index.ts";
@@ -46,19 +47,6 @@ export interface StoreOptions {
   cacheBytes?: number | undefined;
   /** Dead unit ids tolerated beyond the live ones before a commit renumbers (SPARE_IDS). */
   spareIds?: number;
-}
-
-export interface IndexStats {
-  cards: number;
-  units: { live: number; ids: number; base: number };
-  pending: number;
-  cache: { terms: number; bytes: number };
-  memoryBytes: number;
-  rowsWritten: number;
-  commits: number;
-  rebuilds: number;
-  /** How the index came up: "loaded", or why it was rebuilt. */
-  opened: string;
 }
 
 export class StoredIndex implements BasePostings {

@@ -52,10 +52,23 @@ export class SourceBook {
     return this.all().get(name) ?? null;
   }
 
-  private save(source: StoredSource): void {
+  private write(source: StoredSource): void {
     this.sql.exec(`INSERT OR REPLACE INTO sources (name, json) VALUES (?, ?)`, source.name, JSON.stringify(source));
     this.all().set(source.name, source);
+  }
+
+  /** A changed source: its keys are imported again on next use. */
+  private save(source: StoredSource): void {
+    this.write(source);
     this.keyCache.delete(source.name);
+  }
+
+  /** The secret to store: the given one, or one the relay makes (then also returned, to be shown once). */
+  private secretFor(kind: StoredSource["kind"], given: string | null): { plain: string; minted: string | null } {
+    const minted = given === null ? mintSecret(kind) : null;
+    const plain = given ?? minted;
+    if (plain === null) throw new Error(`a ${kind} source needs a given secret`);
+    return { plain, minted };
   }
 
   private owned(name: string): string {
@@ -75,9 +88,7 @@ export class SourceBook {
       throw new RelayError(409, "source_exists", `this inbox already has a source "${input.name}": rotate its secret, change it, or remove it first`);
     }
     if (this.all().size >= MAX_SOURCES) throw new RelayError(409, "too_many_sources", `an inbox holds at most ${MAX_SOURCES} sources; remove one first`);
-    const minted = input.secret === null ? mintSecret(input.kind) : null;
-    const plain = input.secret ?? minted;
-    if (plain === null) throw new Error(`a ${input.kind} source needs a given secret`);
+    const { plain, minted } = this.secretFor(input.kind, input.secret);
     const source: StoredSource = {
       name: input.name,
       kind: input.kind,
@@ -95,11 +106,10 @@ export class SourceBook {
     let secrets = source.secrets;
     let minted: string | null = null;
     if (change.rotate) {
-      minted = change.secret === null ? mintSecret(source.kind) : null;
-      const plain = change.secret ?? minted;
-      if (plain === null) throw new Error(`rotating a ${source.kind} source needs a given secret`);
+      const made = this.secretFor(source.kind, change.secret);
+      minted = made.minted;
       const previous: StoredSecret[] = change.graceSec > 0 ? [{ value: source.secrets[0]!.value, until: nowMs + change.graceSec * 1000 }] : [];
-      secrets = [{ value: await this.stored(source, plain), until: null }, ...previous];
+      secrets = [{ value: await this.stored(source, made.plain), until: null }, ...previous];
     }
     const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, updated_at: nowMs };
     this.save(next);
@@ -137,9 +147,8 @@ export class SourceBook {
     const workerSecret = this.owner.workerSecret()!;
     const owner = this.owned(source.name);
     const secrets = await Promise.all(source.secrets.map(async (s) => ({ ...s, value: isSealed(s.value) ? s.value : await sealSecret(s.value, owner, workerSecret) })));
-    const next = { ...source, secrets };
-    this.sql.exec(`INSERT OR REPLACE INTO sources (name, json) VALUES (?, ?)`, next.name, JSON.stringify(next));
-    this.all().set(next.name, next);
+    // The same secrets, only sealed: the imported keys stay good.
+    this.write({ ...source, secrets });
   }
 
   noteRefusal(name: string, refusal: SourceRefusal): void {

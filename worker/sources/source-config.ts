@@ -1,9 +1,8 @@
 // What an inbox stores about a webhook source, how a request to add or change one is read, and what
 // its owner is shown. Pure: no storage, no crypto here (source-book.ts does both). Covered by
 // test/worker/sources-config.test.ts.
-import { RelayError, SUBPATH_MAX_LENGTH, canonicalSubpath } from "../../protocol/index.ts";
-import { SOURCE_KINDS } from "./source-kinds.ts";
-import type { SourceKind } from "./source-kinds.ts";
+import { RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath } from "../../protocol/index.ts";
+import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { checkSecret } from "./source-secrets.ts";
 import { isSealed } from "../secret-box.ts";
 
@@ -56,7 +55,7 @@ function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): 
   if (unknown.length > 0) throw invalid(`unknown field ${unknown.map((k) => `"${k}"`).join(", ")}: the fields are ${allowed.join(", ")}`);
 }
 
-export function checkSourceName(name: string): string {
+function checkSourceName(name: string): string {
   if (!NAME.test(name)) throw invalid(`"${name.slice(0, 40)}" is not a source name: 1 to 32 of a-z, 0-9, "-" and "_", starting with a letter or digit (e.g. github)`);
   return name;
 }
@@ -107,14 +106,10 @@ export function parseSourceChange(body: unknown, kind: SourceKind): SourceChange
   return { rotate, secret, graceSec: grace, subpath };
 }
 
-export interface SourceRefusal {
-  at: number;
-  code: string;
-  message: string;
-}
+export type SourceRefusal = NonNullable<SourceView["last_refusal"]>;
 
-/** A source as its owner sees it: never a secret, nor a token source's hash. */
-export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number, refusal: SourceRefusal | null) {
+/** A source as its owner sees it (protocol/sources.ts). */
+export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number, refusal: SourceRefusal | null): SourceView {
   const previous = source.secrets.find((s) => s.until !== null && s.until > nowMs);
   return {
     name: source.name,
@@ -125,7 +120,6 @@ export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number
     previous_secret_until: previous?.until ?? null,
     created_at: source.created_at,
     updated_at: source.updated_at,
-    /** The last request refused since the inbox last woke (kept in memory only: refusals write nothing). */
     last_refusal: refusal,
   };
 }

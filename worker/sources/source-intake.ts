@@ -11,7 +11,7 @@ import type { VerifiedEvent } from "./source-kinds.ts";
 export const SOURCE_DEDUP_RETENTION_SEC = 4 * 24 * 3600;
 
 /** Who a source event is from, in the queue and the dedup table: never an agent id. */
-export function sourceSender(name: string): string {
+function sourceSender(name: string): string {
   return `source:${name}`;
 }
 

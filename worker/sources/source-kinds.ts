@@ -1,11 +1,8 @@
-// What the webhook-source verifiers share: the kinds, a request as they see it, and what they return.
+// What the webhook-source verifiers share: a request as they see it, and what they return.
 // Imported by every verifier (github.ts, stripe.ts, slack.ts, standard-webhooks.ts, token.ts) and by
 // source-verify.ts, which picks one; covered by test/worker/sources-*.test.ts.
 import { RelayError } from "../../protocol/index.ts";
 import type { HmacKey } from "./hmac.ts";
-
-export const SOURCE_KINDS = ["github", "stripe", "slack", "standard-webhooks", "token"] as const;
-export type SourceKind = (typeof SOURCE_KINDS)[number];
 
 /** Stripe, Slack and Standard Webhooks all document five minutes. */
 export const TIMESTAMP_TOLERANCE_SEC = 300;

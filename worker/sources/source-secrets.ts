@@ -2,7 +2,7 @@
 // key bytes each scheme uses. Pure; used by source-book.ts and token.ts, covered by
 // test/worker/sources-config.test.ts.
 import { RelayError, randomBytes, sha256, toBase64, toBase64Url, toHex, utf8 } from "../../protocol/index.ts";
-import type { SourceKind } from "./source-kinds.ts";
+import type { SourceKind } from "../../protocol/index.ts";
 import { standardWebhooksKey } from "./standard-webhooks.ts";
 
 const invalid = (message: string) => new RelayError(400, "invalid_source", message);

@@ -1,6 +1,7 @@
 // Picks the verifier of a source's kind. Imported by source-routes.ts; covered by test/worker/sources-*.test.ts.
 import { verifyGithub } from "./github.ts";
-import type { SourceKind, SourceKeys, SourceRequest, Verdict } from "./source-kinds.ts";
+import type { SourceKind } from "../../protocol/index.ts";
+import type { SourceKeys, SourceRequest, Verdict } from "./source-kinds.ts";
 import { verifySlack } from "./slack.ts";
 import { verifyStandardWebhooks } from "./standard-webhooks.ts";
 import { verifyStripe } from "./stripe.ts";

@@ -1,0 +1,50 @@
+// Webhook sources on the wire, shared by the relay (worker/sources/) and the CLI (local-agent/sources.ts):
+// the kinds, a source as its owner is shown it, and the headers a source's event carries to the gateway.
+// The relay keeps the provider's event type and delivery id with the stored body, and the local agent
+// posts them with it (local-agent/gateway-forwarder.ts), so an OpenClaw mapping can read
+// {{headers.x-github-event}}. Both sides let through only these shapes, so a stored header can never
+// stand in for one the gateway reads itself (authorization, content-type, idempotency-key, x-openclaw-token).
+
+export const SOURCE_KINDS = ["github", "stripe", "slack", "standard-webhooks", "token"] as const;
+export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+/** A source as GET /inbox/{id}/sources lists it: never a secret, nor a token source's hash. */
+export interface SourceView {
+  name: string;
+  kind: SourceKind;
+  subpath: string;
+  /** Where the provider posts; a token source's ends in "/{secret}". */
+  url: string;
+  /** Whether its HMAC secret is sealed at rest (null for a token source, kept as a hash). */
+  secret_sealed: boolean | null;
+  previous_secret_until: number | null;
+  created_at: number;
+  updated_at: number;
+  /** The last request refused since the inbox last woke (kept in memory only: refusals write nothing). */
+  last_refusal: { at: number; code: string; message: string } | null;
+}
+
+/** Set on every source event, whatever the provider: one mapping template can serve them all. */
+export const SOURCE_HEADERS = {
+  source: "x-clawrelay-source",
+  event: "x-clawrelay-event",
+  delivery: "x-clawrelay-delivery",
+} as const;
+
+const FORWARDABLE_NAME = /^(?:x-[a-z0-9-]{1,62}|webhook-(?:id|timestamp))$/;
+const NEVER_FORWARDED = new Set(["x-openclaw-token", "x-openclaw-idempotency-key", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip"]);
+const MAX_VALUE_LENGTH = 512;
+/** Printable ASCII only: Node refuses control characters in a header, and no provider sends others here. */
+const PLAIN_VALUE = /^[\x20-\x7e]*$/;
+
+/** The entries of `headers` that may be posted to the gateway (names lower-cased); the rest is left out. */
+export function forwardableHeaders(headers: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [rawName, value] of Object.entries(headers)) {
+    const name = rawName.toLowerCase();
+    if (!FORWARDABLE_NAME.test(name) || NEVER_FORWARDED.has(name)) continue;
+    if (typeof value !== "string" || value.length > MAX_VALUE_LENGTH || !PLAIN_VALUE.test(value)) continue;
+    out[name] = value;
+  }
+  return out;
+}
