@@ -12,7 +12,7 @@ import { chmodSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import path from "node:path";
-import { idempotencyKeyFor } from "../local-agent/delivery.ts";
+import { idempotencyKeyFor } from "../local-agent/delivery/delivery.ts";
 import { bundleWorker, REPO_ROOT, startRelayMiniflare } from "../scripts/local-workerd.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../scripts/standin-gateway.ts";

@@ -3,7 +3,7 @@
 // test/support/node/stack.ts (makeAgentHome), kept here so bench/ does not import test/.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runInit } from "../local-agent/init.ts";
+import { runInit } from "../local-agent/cli/init.ts";
 import { saveSettings } from "../local-agent/settings.ts";
 import type { AgentSettings } from "../local-agent/settings.ts";
 import { openClawConfigFor } from "../scripts/standin-gateway.ts";

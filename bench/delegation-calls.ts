@@ -51,7 +51,7 @@ export function delegationOps(setup: DelegationSetup, row: DelegationRow, tolera
     if (record) row.tasks.push({ taskId: parsed.task_id!, start, end });
     return end - start;
   };
-  // The request the target agent's task runner makes (local-agent/chat-completions.ts runChat), sent
+  // The request the target agent's task runner makes (local-agent/gateway/chat-completions.ts runChat), sent
   // straight: a fresh `user` each time, as every delegation here is a fresh task.
   const chat = async (): Promise<number> => {
     const text = message("direct");

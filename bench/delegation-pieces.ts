@@ -1,7 +1,7 @@
 // Part 2 of bench/directory-bench.ts, piece by piece: the requester's side of a delegation (card
 // look-up, signing, the relay's intake of a task) each timed alone, for delegation-bench.ts.
 import { identityFromPrivateKey } from "../local-agent/identity.ts";
-import { postEnvelope, relayErrorText } from "../local-agent/relay-api.ts";
+import { postEnvelope, relayErrorText } from "../local-agent/relay/relay-api.ts";
 import { draftEnvelope, signEnvelope } from "../protocol/index.ts";
 import { DELEGATE_TIMEOUT_MS, RATE_PER_MINUTE, SKILL, TARGET_CARD } from "./delegation-agents.ts";
 import type { DelegationHome } from "./delegation-agents.ts";

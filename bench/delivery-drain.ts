@@ -4,7 +4,7 @@
 // then the agent starts, and the drain is timed from its "relay connected" line to the last arrival.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { idempotencyKeyFor } from "../local-agent/delivery.ts";
+import { idempotencyKeyFor } from "../local-agent/delivery/delivery.ts";
 import { REPO_ROOT } from "../scripts/local-workerd.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
 import { NodeChild } from "./agent-child.ts";

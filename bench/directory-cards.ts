@@ -2,7 +2,7 @@
 // seed: the same directory and queries on every run. Unlike bench/search-bench.ts's pseudo-words,
 // cards use real English topic words, so common words ("data", "report", "api") match thousands of
 // skills, as they would in a real directory, and descriptions carry stopwords the tokeniser drops.
-import type { CardFile, SkillEntry } from "../local-agent/card-file.ts";
+import type { CardFile, SkillEntry } from "../local-agent/society/card-file.ts";
 import { rng } from "./seeded-random.ts";
 
 /** A topic: the words its skills are named, described and tagged with. 40 topics, ~12 words each. */

@@ -4,7 +4,7 @@
 import { generateKeyPairSync, sign as nodeSign } from "node:crypto";
 import type { KeyObject } from "node:crypto";
 import type { Miniflare } from "miniflare";
-import type { CardFile } from "../local-agent/card-file.ts";
+import type { CardFile } from "../local-agent/society/card-file.ts";
 import { defaultKeyIdFor } from "../protocol/index.ts";
 import type { HttpClient, LoadResult } from "./http-client.ts";
 import { runClosedLoop } from "./http-client.ts";

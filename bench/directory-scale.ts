@@ -4,7 +4,7 @@
 // card (the baseline: every start-up did this before the index was persisted). Then evictions with no
 // card pending, the warm searches of part 1, card updates through the object's RPC publish (one commit
 // of the index, the rest left pending so the next start replays them), restarts and evictions again.
-import type { CardFile } from "../local-agent/card-file.ts";
+import type { CardFile } from "../local-agent/society/card-file.ts";
 import { parseCard } from "../worker/directory/card.ts";
 import type { AgentCard, SearchIndex } from "../worker/directory/search-index.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";

@@ -6,7 +6,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { parseCard } from "../worker/directory/card.ts";
-import type { CardFile } from "../local-agent/card-file.ts";
+import type { CardFile } from "../local-agent/society/card-file.ts";
 
 /** The one object of the Directory class (Miniflare keeps a metadata.sqlite beside it). */
 export async function directoryDatabase(persistDir: string): Promise<string> {

@@ -12,20 +12,20 @@ import type { HubPrefix } from "../protocol/index.ts";
 import type { EnvelopeType, MessageState } from "../protocol/index.ts";
 // Each command's modules load when that command runs: `start` stays as small in memory as it can be.
 import type { AgentStatusAnswer } from "./agent.ts";
-import { cardPath } from "./card-file.ts";
-import { UsageError, parseInvocation } from "./cli-args.ts";
-import type { Values } from "./cli-args.ts";
-import { failureText } from "./cli-errors.ts";
-import { helpText } from "./cli-help.ts";
-import type { HelpTopic } from "./cli-help.ts";
-import { statusText } from "./cli-status.ts";
+import { cardPath } from "./society/card-file.ts";
+import { UsageError, parseInvocation } from "./cli/cli-args.ts";
+import type { Values } from "./cli/cli-args.ts";
+import { failureText } from "./cli/cli-errors.ts";
+import { helpText } from "./cli/cli-help.ts";
+import type { HelpTopic } from "./cli/cli-help.ts";
+import { statusText } from "./cli/cli-status.ts";
 import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { CLAWRELAY_VERSION } from "./package-version.ts";
-import type { SourcesAction } from "./cli-sources.ts";
-import type { InboxAccess } from "./messages.ts";
-import { postEnvelope, relayErrorText } from "./relay-api.ts";
+import type { SourcesAction } from "./cli/cli-sources.ts";
+import type { InboxAccess } from "./relay/messages.ts";
+import { postEnvelope, relayErrorText } from "./relay/relay-api.ts";
 import { HUB_MODES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
 import type { AgentSettings, HubMode } from "./settings.ts";
 
@@ -137,7 +137,7 @@ function messageId(action: string, idText: string | undefined): number {
 }
 
 async function messages(): Promise<void> {
-  const { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } = await import("./messages.ts");
+  const { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } = await import("./relay/messages.ts");
   const [action, idText] = positionals;
   if (action === undefined) {
     const state = oneOf<MessageState>("state", MESSAGE_STATES);
@@ -214,7 +214,7 @@ async function send(): Promise<void> {
 
 async function hubStatusCommand(): Promise<void> {
   const agentlineToken = str("agentline-token");
-  const { hubStatus, hubStatusText } = await import("./hub-status.ts");
+  const { hubStatus, hubStatusText } = await import("./hub/hub-status.ts");
   const report = await hubStatus({ settingsPath: path, ...(agentlineToken ? { agentlineToken } : {}) });
   print(flag("json") ? JSON.stringify(report, null, 2) : hubStatusText(report));
   if (!report.verdict.ok) process.exitCode = 1;
@@ -225,7 +225,7 @@ async function hubRegister(): Promise<void> {
   const prefix = oneOf<HubPrefix>("prefix", HUB_PREFIXES);
   const agentlineToken = str("agentline-token");
   const claimToken = str("claim-token") ?? process.env.CLAWRELAY_CLAIM_TOKEN;
-  const { registerWithHub } = await import("./hub-link.ts");
+  const { registerWithHub } = await import("./hub/hub-link.ts");
   const result = await registerWithHub({
     settingsPath: path,
     ...(mode ? { mode } : {}),
@@ -256,7 +256,7 @@ async function secretFlag(): Promise<string | undefined> {
 }
 
 async function sources(action: SourcesAction): Promise<void> {
-  const { runSourcesCommand } = await import("./cli-sources.ts");
+  const { runSourcesCommand } = await import("./cli/cli-sources.ts");
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 
@@ -264,7 +264,7 @@ async function init(): Promise<void> {
   const relay = httpUrlFlag("relay", "https://relay.example.com");
   const hub = httpUrlFlag("hub", "https://agentgram.chat");
   if (relay) relayHint = "check --relay";
-  const { initReport, runInit } = await import("./init.ts");
+  const { initReport, runInit } = await import("./cli/init.ts");
   const result = await runInit({
     settingsPath: path,
     env,
@@ -281,7 +281,7 @@ async function init(): Promise<void> {
 }
 
 async function doctor(): Promise<void> {
-  const { doctorReport, runDoctor } = await import("./doctor.ts");
+  const { doctorReport, runDoctor } = await import("./doctor/doctor.ts");
   const checks = await runDoctor(path, env, gatewayFlags());
   print(doctorReport(checks));
   if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;

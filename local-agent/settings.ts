@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { isAgentId } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
 import { AgentError } from "./errors.ts";
-import type { Environment } from "./openclaw-config.ts";
+import type { Environment } from "./gateway/openclaw-config.ts";
 
 export interface KeySettings {
   key_id: string;
@@ -19,7 +19,7 @@ export type HubMode = "webhook" | "pull";
 export const HUB_MODES: readonly HubMode[] = ["webhook", "pull"];
 /** The hub's webhook sub-path prefix: `agentgram` on the Agentline service, `botcord` in the public code. */
 
-/** What `clawrelay hub register` settled with the hub (local-agent/hub-link.ts). */
+/** What `clawrelay hub register` settled with the hub (local-agent/hub/hub-link.ts). */
 export interface HubSettings {
   mode: HubMode;
   prefix: HubPrefix;

@@ -6,11 +6,11 @@ import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginService, OpenClawPluginServiceContext, PluginLogger } from "openclaw/plugin-sdk/plugin-entry";
 import { startAgent } from "../local-agent/agent.ts";
 import type { AgentHandle } from "../local-agent/agent.ts";
-import { cardPath } from "../local-agent/card-file.ts";
-import { liveGatewaySource } from "../local-agent/gateway-source.ts";
+import { cardPath } from "../local-agent/society/card-file.ts";
+import { liveGatewaySource } from "../local-agent/gateway/gateway-source.ts";
 import { formatEvent } from "../local-agent/logger.ts";
 import type { LogFields, Logger } from "../local-agent/logger.ts";
-import type { Environment } from "../local-agent/openclaw-config.ts";
+import type { Environment } from "../local-agent/gateway/openclaw-config.ts";
 import { journalPath, loadSettings, settingsHome } from "../local-agent/settings.ts";
 
 export const PLUGIN_ID = "clawrelay";

@@ -1,7 +1,7 @@
-// Webhook sources on the wire, shared by the relay (worker/sources/) and the CLI (local-agent/sources.ts):
+// Webhook sources on the wire, shared by the relay (worker/sources/) and the CLI (local-agent/relay/sources.ts):
 // the kinds, a source as its owner is shown it, and the headers a source's event carries to the gateway.
 // The relay keeps the provider's event type and delivery id with the stored body, and the local agent
-// posts them with it (local-agent/gateway-forwarder.ts), so an OpenClaw mapping can read
+// posts them with it (local-agent/delivery/gateway-forwarder.ts), so an OpenClaw mapping can read
 // {{headers.x-github-event}}. Both sides let through only these shapes, so a stored header can never
 // stand in for one the gateway reads itself (authorization, content-type, idempotency-key, x-openclaw-token).
 

@@ -1,7 +1,7 @@
 // Bindings of the Worker (wrangler.toml).
 import type { Directory } from "./directory/directory.ts";
 import type { EmbeddingsBinding } from "./directory/semantic-index.ts";
-import type { AdmissionEnv } from "./admission.ts";
+import type { AdmissionEnv } from "./access/admission.ts";
 import type { Inbox } from "./inbox.ts";
 
 /** The CLAWRELAY_ADMISSION settings (admission.ts) come as vars and a secret. */

@@ -3,13 +3,13 @@
 // closing sockets that never authenticated, retrying queued receipts.
 import { INBOX_DEFAULTS, isAgentId, parseEnvelope } from "../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
-import { postHubReceipt } from "./hub-client.ts";
-import type { ReceiptPostResult } from "./hub-client.ts";
-import { bridgeHistory, pullFromHub } from "./hub-sync.ts";
+import { postHubReceipt } from "./hub/hub-client.ts";
+import type { ReceiptPostResult } from "./hub/hub-client.ts";
+import { bridgeHistory, pullFromHub } from "./hub/hub-sync.ts";
 import type { Inbox } from "./inbox.ts";
-import { signTtlExpired } from "./receipts.ts";
-import { siblingReceipt } from "./sibling-receipts.ts";
-import { closeIfAuthOverdue } from "./socket-session.ts";
+import { signTtlExpired } from "./intake/receipts.ts";
+import { siblingReceipt } from "./intake/sibling-receipts.ts";
+import { closeIfAuthOverdue } from "./delivery/socket-session.ts";
 
 const MAX_RETRY_DELAY_MS = 60_000;
 const IN_FLIGHT_RECHECK_MS = 30_000;

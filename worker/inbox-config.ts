@@ -13,9 +13,9 @@ import {
   publicKeyOfSeed,
 } from "../protocol/index.ts";
 import type { KeyState } from "../protocol/index.ts";
-import { checkClaimFields, parseHubUrl } from "./claim-body.ts";
-import { HUB_LINK_DEFAULTS, parseHubLink } from "./hub-link.ts";
-import type { HubLink } from "./hub-link.ts";
+import { checkClaimFields, parseHubUrl } from "./access/claim-body.ts";
+import { HUB_LINK_DEFAULTS, parseHubLink } from "./hub/hub-link.ts";
+import type { HubLink } from "./hub/hub-link.ts";
 
 export interface StoredKey {
   key_id: string;

@@ -9,22 +9,22 @@ import {
   canonicalSubpath,
   parseEnvelope,
 } from "../protocol/index.ts";
-import { deliveryFrame } from "./delivery-frame.ts";
+import { deliveryFrame } from "./delivery/delivery-frame.ts";
 import { handleError, handleNotFound } from "./http-errors.ts";
-import { classifyHookBody } from "./hook-body.ts";
+import { classifyHookBody } from "./intake/hook-body.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import type { Inbox } from "./inbox.ts";
-import { acceptEnvelope, acceptOpaqueHook } from "./intake.ts";
-import { parseJsonBody, readBodyCapped } from "./request-body.ts";
-import { assertMayClaim, claimHasToken } from "./admission.ts";
-import { hubRoutes } from "./hub-routes.ts";
-import { acceptFlatHubHook, learnPrefix } from "./hub-sync.ts";
-import { queryInteger } from "./query-params.ts";
-import { verifySignedRequest } from "./request-auth.ts";
-import { queueRoutes } from "./queue-routes.ts";
+import { acceptEnvelope, acceptOpaqueHook } from "./intake/intake.ts";
+import { parseJsonBody, readBodyCapped } from "./intake/request-body.ts";
+import { assertMayClaim, claimHasToken } from "./access/admission.ts";
+import { hubRoutes } from "./hub/hub-routes.ts";
+import { acceptFlatHubHook, learnPrefix } from "./hub/hub-sync.ts";
+import { queryInteger } from "./delivery/query-params.ts";
+import { verifySignedRequest } from "./access/request-auth.ts";
+import { queueRoutes } from "./delivery/queue-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
-import { openSession } from "./socket-session.ts";
-import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./webhook-token.ts";
+import { openSession } from "./delivery/socket-session.ts";
+import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 
 const CLAIM_BODY_LIMIT = 256 * 1024;
 

@@ -1,8 +1,8 @@
 // All SQLite access of one inbox. The Durable Object (inbox.ts) decides; this module stores.
 // It counts the rows every statement writes so tests and the benchmark can report writes per message.
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import { EMPTY_HUB_STATE } from "./hub-link.ts";
-import type { HubState } from "./hub-link.ts";
+import { EMPTY_HUB_STATE } from "./hub/hub-link.ts";
+import type { HubState } from "./hub/hub-link.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 
 export interface StoredMessage {

@@ -12,27 +12,27 @@ import {
   parseEnvelope,
 } from "../protocol/index.ts";
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
-import { admissionFrom } from "./admission.ts";
-import type { Admission } from "./admission.ts";
+import { admissionFrom } from "./access/admission.ts";
+import type { Admission } from "./access/admission.ts";
 import type { Env } from "./env.ts";
-import { fetchHubKey } from "./hub-client.ts";
+import { fetchHubKey } from "./hub/hub-client.ts";
 import { hubLinkOf, keyMayActFor } from "./inbox-config.ts";
-import { effectivePrefix } from "./hub-link.ts";
+import { effectivePrefix } from "./hub/hub-link.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import { InboxStore } from "./inbox-store.ts";
 import type { InFlight } from "./inbox-store.ts";
-import type { IntakeContext } from "./intake.ts";
-import { KeyResolver } from "./key-resolver.ts";
+import type { IntakeContext } from "./intake/intake.ts";
+import { KeyResolver } from "./intake/key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
-import { RateLimiter } from "./rate-limiter.ts";
-import { receiptSigner } from "./receipts.ts";
-import { isSealed, openSecret, sealSecret } from "./secret-box.ts";
+import { RateLimiter } from "./intake/rate-limiter.ts";
+import { receiptSigner } from "./intake/receipts.ts";
+import { isSealed, openSecret, sealSecret } from "./access/secret-box.ts";
 import { SourceBook } from "./sources/source-book.ts";
-import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./sibling-receipts.ts";
-import type { SiblingReceipt, SiblingResult } from "./sibling-receipts.ts";
-import type { Signer } from "./receipts.ts";
-import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./socket-session.ts";
+import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./intake/sibling-receipts.ts";
+import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
+import type { Signer } from "./intake/receipts.ts";
+import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./delivery/socket-session.ts";
 
 export class Inbox extends DurableObject<Env> {
   readonly store: InboxStore;

@@ -3,7 +3,7 @@
 // agent's event stream (/inspector/events) for deliveries and status, asks the relay's queue through the
 // agent (/inspector/api/*) and sends replay and drop with the token the page was served with. Message
 // bodies are the outside world's bytes: they are only ever set as text, never as markup.
-// Served by local-agent/inspector-routes.ts; type-checked by tsconfig.inspector.json.
+// Served by local-agent/inspector/inspector-routes.ts; type-checked by tsconfig.inspector.json.
 
 /** @typedef {{ outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null }} DeliveryEvent */
 /** @typedef {{ at: number, delivered: number, failed: number, latency_sum_ms: number, latency_max_ms: number }} MinuteFigures */

@@ -1,4 +1,4 @@
-// Operator admission on a deployed relay (worker/admission.ts): who may claim an inbox and publish a
+// Operator admission on a deployed relay (worker/access/admission.ts): who may claim an inbox and publish a
 // directory card, chosen by CLAWRELAY_ADMISSION / CLAWRELAY_ALLOWED_AGENTS / CLAWRELAY_CLAIM_TOKEN,
 // through the real Worker in workerd and the real `init`.
 import { mkdtemp, rm } from "node:fs/promises";
@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { agentIdFor } from "../../protocol/index.ts";
-import { publishCard } from "../../local-agent/card-file.ts";
+import { publishCard } from "../../local-agent/society/card-file.ts";
 import { newIdentity, settingsIdentity } from "../../local-agent/identity.ts";
-import { runInit } from "../../local-agent/init.ts";
+import { runInit } from "../../local-agent/cli/init.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { saveSettings } from "../../local-agent/settings.ts";
 import { NO_HUB, startRelay } from "../support/node/stack.ts";

@@ -4,8 +4,8 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
-import { loadGatewaySettings } from "../../local-agent/openclaw-config.ts";
-import { signedRelayCall } from "../../local-agent/relay-api.ts";
+import { loadGatewaySettings } from "../../local-agent/gateway/openclaw-config.ts";
+import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { relayFixture, writeOpenClawConfig } from "../support/node/stack.ts";
 import { closedPort, runCli, tempHome } from "./cli-harness.ts";
 

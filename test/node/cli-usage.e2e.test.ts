@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newIdentity } from "../../local-agent/identity.ts";
-import { relayErrorText } from "../../local-agent/relay-api.ts";
+import { relayErrorText } from "../../local-agent/relay/relay-api.ts";
 import { saveSettings, settingsPath } from "../../local-agent/settings.ts";
 import { closedPort, runCli, runScript, tempHome } from "./cli-harness.ts";
 import type { CliResult, TempHome } from "./cli-harness.ts";

@@ -1,9 +1,9 @@
-// Delivery in parallel across conversations, in order within each (local-agent/delivery.ts,
+// Delivery in parallel across conversations, in order within each (local-agent/delivery/delivery.ts,
 // conversation.ts), on the real relay with a stand-in gateway that fails on purpose: a retrying message
 // holds up only its own conversation, order per conversation survives injected 503s, and every message
 // arrives exactly once.
 import { describe, expect, it } from "vitest";
-import { conversationOf } from "../../local-agent/conversation.ts";
+import { conversationOf } from "../../local-agent/delivery/conversation.ts";
 import { relayFixture, postHook, waitUntil } from "../support/node/stack.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 

@@ -5,7 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { chooseCredentialsFile, readAgentlineCredentials } from "../../local-agent/agentline-credentials.ts";
+import { chooseCredentialsFile, readAgentlineCredentials } from "../../local-agent/hub/agentline-credentials.ts";
 import { AgentError } from "../../local-agent/errors.ts";
 import { identityFromPrivateKey, newIdentity } from "../../local-agent/identity.ts";
 import type { Identity } from "../../local-agent/identity.ts";

@@ -2,8 +2,8 @@
 // target's gateway answers chat completions from the whole conversation it was given.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
-import type { CardFile } from "../../local-agent/card-file.ts";
-import { GATEWAY_DOWN } from "../../local-agent/task-runner.ts";
+import type { CardFile } from "../../local-agent/society/card-file.ts";
+import { GATEWAY_DOWN } from "../../local-agent/society/task-runner.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";

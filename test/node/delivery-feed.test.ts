@@ -2,9 +2,9 @@
 // minute (zero-filled, older minutes dropped), finished bodies kept within their byte budget, and the
 // Prometheus text rendered from them.
 import { describe, expect, it } from "vitest";
-import { DeliveryFeed, LATENCY_BOUNDS_S } from "../../local-agent/delivery-feed.ts";
-import type { DeliveryEvent } from "../../local-agent/delivery-feed.ts";
-import { renderMetrics } from "../../local-agent/metrics.ts";
+import { DeliveryFeed, LATENCY_BOUNDS_S } from "../../local-agent/inspector/delivery-feed.ts";
+import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
+import { renderMetrics } from "../../local-agent/inspector/metrics.ts";
 
 const T0 = Date.UTC(2026, 11, 1, 12, 0, 0);
 const event = (over: Partial<DeliveryEvent>): DeliveryEvent => ({

@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, statSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DeliveryJournal } from "../../local-agent/delivery-journal.ts";
+import { DeliveryJournal } from "../../local-agent/delivery/delivery-journal.ts";
 
 const scope = { agentId: "ag_journaltest" };
 let dir: string;

@@ -3,9 +3,9 @@
 import { describe, expect, it } from "vitest";
 import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import type { AgentHandle } from "../../local-agent/agent.ts";
-import { idempotencyKeyFor } from "../../local-agent/delivery.ts";
+import { idempotencyKeyFor } from "../../local-agent/delivery/delivery.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
-import { postEnvelope } from "../../local-agent/relay-api.ts";
+import { postEnvelope } from "../../local-agent/relay/relay-api.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";

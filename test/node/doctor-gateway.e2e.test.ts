@@ -1,4 +1,4 @@
-// `clawrelay doctor` asks the running gateway (local-agent/doctor-gateway.ts): the hooks token by
+// `clawrelay doctor` asks the running gateway (local-agent/doctor/doctor-gateway.ts): the hooks token by
 // POST {hooks.path}/wake {} (400 / 401 / 404), the gateway token by GET /v1/models, chat completions,
 // and the per-sender session settings with the exact lines to add. A stand-in gateway answers as
 // the real one does (test/openclaw/ checks the same against the real gateway).

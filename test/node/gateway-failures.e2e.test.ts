@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
-import { signedRelayCall } from "../../local-agent/relay-api.ts";
+import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { relayFixture, waitUntil } from "../support/node/stack.ts";

@@ -1,10 +1,10 @@
-// The agent follows openclaw.json as the gateway does (local-agent/gateway-source.ts): a changed
+// The agent follows openclaw.json as the gateway does (local-agent/gateway/gateway-source.ts): a changed
 // hooks token, port or chat completions switch takes effect on the next message without a restart;
 // the gateway token may come from OPENCLAW_GATEWAY_TOKEN; a refused task keeps the gateway's words.
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
-import type { CardFile } from "../../local-agent/card-file.ts";
+import type { CardFile } from "../../local-agent/society/card-file.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, postHook, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";

@@ -3,9 +3,9 @@
 // hooks token). The relay refuses such sub-paths at the edge; this is the agent's own check.
 import { describe, expect, it } from "vitest";
 import type { DeliveryFrame } from "../../protocol/index.ts";
-import { DeliveryLoop } from "../../local-agent/delivery.ts";
-import type { Rejection } from "../../local-agent/delivery.ts";
-import { hookPath } from "../../local-agent/gateway-forwarder.ts";
+import { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
+import type { Rejection } from "../../local-agent/delivery/delivery.ts";
+import { hookPath } from "../../local-agent/delivery/gateway-forwarder.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { waitUntil } from "../support/node/stack.ts";
 

@@ -1,6 +1,6 @@
 // What each gateway answer means (docs/openclaw-setup.md, "How the agent treats each gateway answer"), and Retry-After parsing.
 import { describe, expect, it } from "vitest";
-import { classifyGatewayResponse, classifyProbe, parseRetryAfter } from "../../local-agent/gateway-response.ts";
+import { classifyGatewayResponse, classifyProbe, parseRetryAfter } from "../../local-agent/delivery/gateway-response.ts";
 
 const DEFAULT_RETRY = 5_000;
 const kind = (status: number, retryAfter: string | null = null) => classifyGatewayResponse(status, retryAfter, DEFAULT_RETRY).kind;

@@ -1,10 +1,10 @@
-// The gateway token as the gateway finds it (local-agent/gateway-token.ts): plain, ${VAR}, $VAR,
+// The gateway token as the gateway finds it (local-agent/gateway/gateway-token.ts): plain, ${VAR}, $VAR,
 // secret references (env, file; exec and store refused with the fix), the environment fallback,
 // password mode, and which one wins.
 import { describe, expect, it } from "vitest";
-import { resolveGatewayAuth } from "../../local-agent/gateway-token.ts";
-import type { ReadText } from "../../local-agent/gateway-token.ts";
-import { gatewaySettingsFrom } from "../../local-agent/openclaw-config.ts";
+import { resolveGatewayAuth } from "../../local-agent/gateway/gateway-token.ts";
+import type { ReadText } from "../../local-agent/gateway/gateway-token.ts";
+import { gatewaySettingsFrom } from "../../local-agent/gateway/openclaw-config.ts";
 
 const noFiles: ReadText = (path) => {
   throw Object.assign(new Error(`ENOENT: ${path}`), { code: "ENOENT" });

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { payloadHash, toBase64, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, EnvelopeType } from "../../protocol/index.ts";
-import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, flatText, gatewayRequestFor } from "../../local-agent/hub-format.ts";
+import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, flatText, gatewayRequestFor } from "../../local-agent/delivery/hub-format.ts";
 
 function hookFrame(body: string, encoding: "utf8" | "base64", subpath: string | null, contentType = "application/json"): DeliveryFrame {
   return { type: "message", id: 1, kind: "hook", subpath, content_type: contentType, body, encoding, received_at: 0, expires_at: 0 };

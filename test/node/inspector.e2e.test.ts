@@ -5,7 +5,7 @@
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
-import { TOKEN_HEADER } from "../../local-agent/inspector-routes.ts";
+import { TOKEN_HEADER } from "../../local-agent/inspector/inspector-routes.ts";
 import { postHook, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
 
 const fixture = relayFixture();

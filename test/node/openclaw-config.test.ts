@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { OpenClawConfigError, gatewaySettingsFrom, loadGatewaySettings, locateOpenClawConfig, parseDotEnv } from "../../local-agent/openclaw-config.ts";
+import { OpenClawConfigError, gatewaySettingsFrom, loadGatewaySettings, locateOpenClawConfig, parseDotEnv } from "../../local-agent/gateway/openclaw-config.ts";
 
 const HOME = "/home/u";
 const existing = (...paths: string[]) => (p: string) => paths.includes(p);

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
-import { signedRelayCall } from "../../local-agent/relay-api.ts";
+import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";

@@ -5,7 +5,7 @@ import { request } from "node:http";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
-import type { CardFile } from "../../local-agent/card-file.ts";
+import type { CardFile } from "../../local-agent/society/card-file.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";

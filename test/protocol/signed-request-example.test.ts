@@ -29,7 +29,7 @@ import {
 } from "../../protocol/index.ts";
 import type { RequestToSign } from "../../protocol/index.ts";
 import { sha256 } from "@noble/hashes/sha2.js";
-import { verifySignedRequest } from "../../worker/request-auth.ts";
+import { verifySignedRequest } from "../../worker/access/request-auth.ts";
 import { VECTOR } from "../support/workerd/test-vector.ts";
 
 const { seed: SEED_B64, publicKey: PUBLIC_KEY, agentId: AGENT_ID } = VECTOR;

@@ -13,7 +13,7 @@ import {
   verifyPureJs,
 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
-import { timeOrderedUuid } from "../../worker/receipts.ts";
+import { timeOrderedUuid } from "../../worker/intake/receipts.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, hubReceipts, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
 

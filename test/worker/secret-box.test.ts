@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { RelayError, toBase64 } from "../../protocol/index.ts";
-import { isSealed, openSecret, sealSecret } from "../../worker/secret-box.ts";
+import { isSealed, openSecret, sealSecret } from "../../worker/access/secret-box.ts";
 import { claimInbox, envelopeFrom, newAgent, postEnvelope, registerAtHub } from "../support/workerd/agents.ts";
 
 const SECRET = "a-secret-of-enough-length";

@@ -1,4 +1,4 @@
-// Acks owed to sibling inboxes (worker/sibling-receipts.ts): a lone ack is in the sender's inbox when
+// Acks owed to sibling inboxes (worker/intake/sibling-receipts.ts): a lone ack is in the sender's inbox when
 // the 202 comes; acks closer together than the batching window are owed (marked in their dedup
 // records) and handed over together shortly after, each exactly once and in order, also across an
 // eviction of the receiving object.
@@ -8,8 +8,8 @@ import { describe, expect, it, vi } from "vitest";
 import { importSigningKey } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import type { InboxConfig } from "../../worker/inbox-config.ts";
-import { signAck } from "../../worker/receipts.ts";
-import { ACK_BATCH_WINDOW_MS } from "../../worker/sibling-receipts.ts";
+import { signAck } from "../../worker/intake/receipts.ts";
+import { ACK_BATCH_WINDOW_MS } from "../../worker/intake/sibling-receipts.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, poll, postEnvelope } from "../support/workerd/agents.ts";
 

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ACK_BATCH_WINDOW_MS } from "../../worker/sibling-receipts.ts";
+import { ACK_BATCH_WINDOW_MS } from "../../worker/intake/sibling-receipts.ts";
 import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub, signedFetch } from "../support/workerd/agents.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { inboxWithHooks } from "../support/workerd/socket-fixtures.ts";

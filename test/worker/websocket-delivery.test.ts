@@ -2,7 +2,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES } from "../../protocol/index.ts";
-import { stateOf } from "../../worker/socket-session.ts";
+import { stateOf } from "../../worker/delivery/socket-session.ts";
 import { claimInbox, newAgent, registerAtHub } from "../support/workerd/agents.ts";
 import { authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { ids, inboxWithHooks, queued, sendEnvelope, sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";

@@ -2,10 +2,10 @@
 import { Hono } from "hono";
 import { RelayError, agentIdFor } from "../../protocol/index.ts";
 import type { Env } from "../env.ts";
-import { parseJsonBody, readBodyCapped } from "../request-body.ts";
+import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { unwrapRpc } from "../rpc-result.ts";
-import { verifySignedRequest } from "../request-auth.ts";
-import { admissionFrom, assertMayPublish } from "../admission.ts";
+import { verifySignedRequest } from "../access/request-auth.ts";
+import { admissionFrom, assertMayPublish } from "../access/admission.ts";
 import { parseCard } from "./card.ts";
 
 const CARD_BODY_LIMIT = 128 * 1024;

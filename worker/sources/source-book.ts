@@ -3,7 +3,7 @@
 // kept, and the last refusal of each (in memory only: a refused request writes nothing). Used by
 // inbox.ts and source-routes.ts; covered by test/worker/sources-*.test.ts.
 import { RelayError } from "../../protocol/index.ts";
-import { isSealed, openSecret, sealSecret } from "../secret-box.ts";
+import { isSealed, openSecret, sealSecret } from "../access/secret-box.ts";
 import { importHmacKey } from "./hmac.ts";
 import { MAX_SOURCES } from "./source-config.ts";
 import type { NewSource, SourceChange, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";

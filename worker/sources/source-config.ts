@@ -4,7 +4,7 @@
 import { RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath } from "../../protocol/index.ts";
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { checkSecret } from "./source-secrets.ts";
-import { isSealed } from "../secret-box.ts";
+import { isSealed } from "../access/secret-box.ts";
 
 export const MAX_SOURCES = 32;
 /** How long a rotated-out secret may keep working at most. */

@@ -2,8 +2,8 @@
 // sub-path, dropping the provider's own retries by its delivery id. Used by source-routes.ts; covered by
 // test/worker/sources-events.test.ts.
 import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
-import { assertCapacity, hasRoom } from "../intake.ts";
-import type { Answer, IntakeContext } from "../intake.ts";
+import { assertCapacity, hasRoom } from "../intake/intake.ts";
+import type { Answer, IntakeContext } from "../intake/intake.ts";
 import type { StoredSource } from "./source-config.ts";
 import type { VerifiedEvent } from "./source-kinds.ts";
 

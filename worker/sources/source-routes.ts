@@ -4,10 +4,10 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { RelayError } from "../../protocol/index.ts";
-import type { IntakeContext } from "../intake.ts";
-import { parseJsonBody, readBodyCapped } from "../request-body.ts";
-import { requireOwner } from "../request-auth.ts";
-import type { OwnedInbox } from "../request-auth.ts";
+import type { IntakeContext } from "../intake/intake.ts";
+import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
+import { requireOwner } from "../access/request-auth.ts";
+import type { OwnedInbox } from "../access/request-auth.ts";
 import type { SourceBook } from "./source-book.ts";
 import { parseNewSource, parseSourceChange, sourceView } from "./source-config.ts";
 import type { StoredSource } from "./source-config.ts";

@@ -19,10 +19,10 @@ import {
   utf8,
 } from "../../../protocol/index.ts";
 import { parseCard } from "../../../worker/directory/card.ts";
-import { classifyHookBody } from "../../../worker/hook-body.ts";
+import { classifyHookBody } from "../../../worker/intake/hook-body.ts";
 import { applyClaim } from "../../../worker/inbox-config.ts";
 import type { InboxConfig } from "../../../worker/inbox-config.ts";
-import { parseJsonBody } from "../../../worker/request-body.ts";
+import { parseJsonBody } from "../../../worker/intake/request-body.ts";
 import { SNAKE_CASE, anyBody, anyJsonText, anyJsonValue, badBase64, malformedJsonText, objectText, settings, withFieldText, wrongTyped } from "./arbitraries.ts";
 
 // Fixed so every run is the same; replay a failure with `{ ...settings(SEED, RUNS), path: "<reported path>" }`.

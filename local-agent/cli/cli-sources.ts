@@ -1,0 +1,56 @@
+// The `clawrelay sources` commands: flags to a call of sources.ts, its answer to text (or JSON). cli.ts
+// hands over the parsed flags, the inbox and how to read a secret from stdin, and prints what this
+// returns. Covered by test/node/sources.e2e.test.ts.
+import { UsageError } from "./cli-args.ts";
+import type { Values } from "./cli-args.ts";
+import type { InboxAccess } from "../relay/messages.ts";
+import { SOURCE_KINDS } from "../../protocol/index.ts";
+import type { SourceKind } from "../../protocol/index.ts";
+import { addSource, listSources, removeSource, rotateSource, sourceAddedText, sourcesTable } from "../relay/sources.ts";
+
+export type SourcesAction = "add" | "list" | "rotate" | "remove";
+
+export interface SourcesCommand {
+  action: SourcesAction;
+  /** The NAME argument (list takes none). */
+  name: string | undefined;
+  values: Values;
+  access(): InboxAccess;
+  /** --secret, or the line on stdin for "--secret -". */
+  readSecret(): Promise<string | undefined>;
+}
+
+const text = (values: Values, name: string): string | undefined => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+
+function nameOf(command: SourcesCommand): string {
+  if (command.name === undefined) throw new UsageError(`sources ${command.action} needs the source's name: clawrelay sources ${command.action} NAME`);
+  return command.name;
+}
+
+export async function runSourcesCommand(command: SourcesCommand): Promise<string> {
+  const { values } = command;
+  const asJson = values.json === true;
+  if (command.action === "list") {
+    const sources = await listSources(command.access());
+    return asJson ? JSON.stringify(sources, null, 2) : sourcesTable(sources, Date.now());
+  }
+  const name = nameOf(command);
+  if (command.action === "remove") {
+    const answer = await removeSource(command.access(), name);
+    return asJson ? JSON.stringify(answer) : `source "${answer.removed}" removed; events it already delivered stay in the inbox (clawrelay messages)`;
+  }
+  if (command.action === "add") {
+    const kind = text(values, "kind");
+    if (kind === undefined) throw new UsageError(`sources add needs --kind: one of ${SOURCE_KINDS.join(", ")}`);
+    if (!(SOURCE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${SOURCE_KINDS.join(", ")}, not "${kind}"`);
+    const secret = await command.readSecret();
+    const subpath = text(values, "subpath");
+    const answer = await addSource(command.access(), { name, kind: kind as SourceKind, ...(secret !== undefined ? { secret } : {}), ...(subpath !== undefined ? { subpath } : {}) });
+    return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "added");
+  }
+  const grace = text(values, "grace");
+  if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError(`--grace must be a whole number of seconds, not "${grace}"`);
+  const secret = await command.readSecret();
+  const answer = await rotateSource(command.access(), name, { ...(secret !== undefined ? { secret } : {}), ...(grace ? { graceSec: Number(grace) } : {}) });
+  return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "rotated");
+}

@@ -1,0 +1,130 @@
+// doctor's checks of the OpenClaw gateway: what openclaw.json says and what the running gateway
+// answers (docs/openclaw-setup.md). Each check is OK/WARN/FAIL with the exact fix.
+import { HUB_PREFIXES, hubSubpaths } from "../../protocol/index.ts";
+import type { HubPrefix } from "../../protocol/index.ts";
+import type { GatewaySettings, HookMapping } from "../gateway/openclaw-config.ts";
+import { PROBE_BODY, PROBE_SUBPATH } from "../delivery/gateway-response.ts";
+import { gatewayErrorText } from "../gateway/chat-completions.ts";
+
+export type Level = "OK" | "WARN" | "FAIL";
+export type AddCheck = (level: Level, what: string, fix?: string) => void;
+
+const PROBE_TIMEOUT_MS = 5000;
+
+interface Probe {
+  status: number;
+  text: string;
+}
+
+async function probe(url: string, init: RequestInit): Promise<Probe> {
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
+    return { status: res.status, text: gatewayErrorText(await res.text()) };
+  } catch (err) {
+    return { status: 0, text: (err as Error).message };
+  }
+}
+
+/** POST {hooks.path}/wake with {}: 400 = hooks on and the token right; nothing is woken (no `text`). */
+async function hooksTokenCheck(gateway: GatewaySettings, add: AddCheck): Promise<void> {
+  if (!gateway.hooksToken) return;
+  const answer = await probe(`http://127.0.0.1:${gateway.port}${gateway.hooksPath}/${PROBE_SUBPATH}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${gateway.hooksToken}` },
+    body: PROBE_BODY,
+  });
+  const asked = `POST ${gateway.hooksPath}/wake {} answered ${answer.status || "nothing"}`;
+  if (answer.status === 400) add("OK", `the gateway accepts hooks.token (${asked}: hooks on, token right)`);
+  else if (answer.status === 401) add("FAIL", `the gateway refused hooks.token (${asked})`, "the running gateway has another hooks.token: restart it after editing openclaw.json, or copy its token into agent.json gateway.hooks_token");
+  else if (answer.status === 404) add("FAIL", `hooks are off in the running gateway or hooks.path is not ${gateway.hooksPath} (${asked})`, `set "hooks": { "enabled": true, "path": "${gateway.hooksPath}" } in openclaw.json`);
+  else if (answer.status === 429) add("WARN", `the gateway is refusing hooks from this machine for a while (${asked}): too many wrong tokens in a minute`, "wait a minute; check hooks.token in agent.json if you set one there");
+  else add("WARN", `could not confirm the hooks token (${asked}${answer.text ? `: ${answer.text}` : ""})`, "run clawrelay doctor again once the gateway is up");
+}
+
+const CHAT_ON = `"gateway": { "http": { "endpoints": { "chatCompletions": { "enabled": true } } } }`;
+
+/** The /v1 credential: found (where), and accepted by GET /v1/models. Delegated tasks need both. */
+async function gatewayTokenChecks(gateway: GatewaySettings, listening: boolean, add: AddCheck): Promise<void> {
+  const level: Level = gateway.chatCompletionsEnabled ? "FAIL" : "WARN";
+  if (gateway.chatCompletionsEnabled) add("OK", "chat completions are on (delegated tasks can run here)");
+  else add("WARN", "chat completions are off: tasks other agents delegate to this one will fail", `set ${CHAT_ON} in openclaw.json (the gateway applies it without a restart)`);
+  const auth = gateway.auth;
+  if (auth.mode === "none") {
+    add("OK", "the gateway asks no credential on /v1 (gateway.auth.mode none)");
+  } else if (auth.problem || !auth.token) {
+    add(level, `gateway token not usable: ${auth.problem ?? "none found"}`, "set OPENCLAW_GATEWAY_TOKEN for clawrelay, or gateway.auth_token in agent.json");
+    return;
+  } else {
+    add("OK", `gateway token found (${auth.source})`);
+  }
+  if (!listening) return;
+  const answer = await probe(`http://127.0.0.1:${gateway.port}/v1/models`, { headers: auth.token ? { authorization: `Bearer ${auth.token}` } : {} });
+  const asked = `GET /v1/models answered ${answer.status || "nothing"}`;
+  if (answer.status === 200) add("OK", `the gateway accepts the gateway token (${asked})`);
+  else if (answer.status === 401 || answer.status === 403) add(level, `the gateway refused the gateway token from ${auth.source} (${asked})`, "use the running gateway's gateway.auth.token: OPENCLAW_GATEWAY_TOKEN for clawrelay, or gateway.auth_token in agent.json");
+  else if (answer.status === 404) add(level, `the gateway does not serve /v1 (${asked})`, `set ${CHAT_ON} in openclaw.json`);
+  else add("WARN", `could not confirm the gateway token (${asked}${answer.text ? `: ${answer.text}` : ""})`);
+}
+
+const pairOf = (prefix: HubPrefix) => Object.values(hubSubpaths(prefix));
+
+/**
+ * The hub posts to <prefix>_inbox/agent and …/wake: `agentgram` on Agentline, `botcord` in the public
+ * code. Either full pair passes; with a prefix chosen by `hub register`, only its own pair is OK.
+ * Returns the prefix whose mappings the session checks look at.
+ */
+function mappingChecks(paths: string[], chosen: HubPrefix | undefined, add: AddCheck): HubPrefix {
+  const mapped = HUB_PREFIXES.filter((prefix) => pairOf(prefix).every((p) => paths.includes(p)));
+  const preferred = chosen ?? mapped[0] ?? "agentgram";
+  if (mapped.includes(preferred)) {
+    for (const subpath of pairOf(preferred)) add("OK", `hooks.mappings has ${subpath}`);
+    return preferred;
+  }
+  const other = mapped[0];
+  if (other) {
+    add("WARN", `hooks.mappings has ${other}_inbox/agent and …/wake, but the hub was registered with prefix ${preferred}: its webhooks will get 404`,
+      `add mappings for ${pairOf(preferred).join(" and ")}, or run clawrelay hub register --prefix ${other}`);
+    return preferred;
+  }
+  for (const subpath of pairOf(preferred)) {
+    if (paths.includes(subpath)) add("OK", `hooks.mappings has ${subpath}`);
+    else add("FAIL", `hooks.mappings has no entry for ${subpath}: the gateway will answer 404`, `add { "match": { "path": "${subpath}" }, … } as the Agentline set-up does`);
+  }
+  return preferred;
+}
+
+/** The session key every hub message carries: agentline:<sender's ag_ id>. */
+export const SENDER_SESSION_PREFIX = "agentline:";
+
+/**
+ * Per-sender sessions: the hub sends `sessionKey: "agentline:<sender>"`; the gateway uses it only when
+ * the mapping passes it on and hooks allow request session keys with that prefix. Otherwise every
+ * message opens a fresh session (nothing breaks, but no conversation has a memory).
+ */
+function sessionChecks(gateway: GatewaySettings, prefix: HubPrefix, add: AddCheck): void {
+  const agentPath = hubSubpaths(prefix).agent;
+  const mapping: HookMapping | undefined = gateway.mappings.find((m) => m.path === agentPath);
+  if (!mapping) return;
+  const missing: string[] = [];
+  if (!mapping.sessionKey?.includes("{{sessionKey}}")) missing.push(`on the ${agentPath} mapping: "sessionKey": "{{sessionKey}}"`);
+  if (!gateway.allowRequestSessionKey) missing.push(`in "hooks": "allowRequestSessionKey": true`);
+  const prefixes = gateway.allowedSessionKeyPrefixes;
+  if (prefixes && !prefixes.some((p) => SENDER_SESSION_PREFIX.startsWith(p))) missing.push(`in "hooks": "allowedSessionKeyPrefixes": [${[...prefixes, SENDER_SESSION_PREFIX].map((p) => JSON.stringify(p)).join(", ")}]`);
+  if (missing.length === 0) add("OK", "per-sender sessions: each sender's messages continue one session (sessionKey agentline:<sender>)");
+  else add("WARN", "per-sender sessions are off: every message from the hub opens a fresh session", `add ${missing.join("; and ")}`);
+}
+
+/** Everything doctor checks about the gateway, given the settings the agent would use. */
+export async function gatewayChecks(gateway: GatewaySettings, chosenPrefix: HubPrefix | undefined, listening: boolean, add: AddCheck): Promise<void> {
+  if (gateway.hooksEnabled) add("OK", "hooks.enabled is true");
+  else add("FAIL", "hooks.enabled is not true", 'set "hooks": { "enabled": true, "token": "<long random>" } in openclaw.json');
+  if (gateway.hooksToken) add("OK", "hooks.token is set");
+  else add("FAIL", "hooks.token is missing", "set hooks.token in openclaw.json (a long random string)");
+  add(gateway.hooksPath === "/hooks" ? "OK" : "WARN", `hooks.path is ${gateway.hooksPath}`);
+  if (listening) add("OK", `gateway listening on 127.0.0.1:${gateway.port} (${gateway.portSource})`);
+  else add("FAIL", `nothing listens on 127.0.0.1:${gateway.port} (${gateway.portSource})`, "start the gateway: openclaw gateway");
+  if (listening && gateway.hooksEnabled) await hooksTokenCheck(gateway, add);
+  const prefix = mappingChecks(gateway.mappingPaths, chosenPrefix, add);
+  sessionChecks(gateway, prefix, add);
+  await gatewayTokenChecks(gateway, listening, add);
+}

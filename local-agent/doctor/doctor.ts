@@ -1,0 +1,75 @@
+// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
+import { isAgentId } from "../../protocol/index.ts";
+import { gatewayOverrides, openClawEnv, portIsListening } from "../agent.ts";
+import { settingsIdentity } from "../identity.ts";
+import type { Identity } from "../identity.ts";
+import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-config.ts";
+import type { Environment, GatewaySettings } from "../gateway/openclaw-config.ts";
+import { relayErrorText, relayHealth, signedRelayCall } from "../relay/relay-api.ts";
+import type { RelayAnswer } from "../relay/relay-api.ts";
+import { gatewayChecks } from "./doctor-gateway.ts";
+import type { Level } from "./doctor-gateway.ts";
+import { fileMode, loadSettings } from "../settings.ts";
+import type { AgentSettings } from "../settings.ts";
+
+export type { Level } from "./doctor-gateway.ts";
+
+export interface Check {
+  level: Level;
+  what: string;
+  fix?: string;
+}
+
+/** `flags` (clawrelay doctor --gateway-port …) override the settings' gateway section for this run. */
+export async function runDoctor(settingsPath: string, env: Environment, flags: AgentSettings["gateway"] = {}): Promise<Check[]> {
+  const checks: Check[] = [];
+  const add = (level: Level, what: string, fix?: string) => checks.push(fix ? { level, what, fix } : { level, what });
+
+  let settings: AgentSettings | null = null;
+  let identity: Identity | null = null;
+  try {
+    const loaded = loadSettings(settingsPath);
+    settings = { ...loaded, gateway: { ...loaded.gateway, ...flags } };
+    const mode = fileMode(settingsPath);
+    if (mode & 0o077) add("WARN", `settings ${settingsPath} are readable by others (mode ${mode.toString(8)})`, `chmod 600 ${settingsPath}`);
+    else add("OK", `settings ${settingsPath} (mode 600)`);
+    identity = settingsIdentity(settings);
+    if (!isAgentId(settings.agent_id)) add("FAIL", `agent_id ${settings.agent_id} is not an ag_ id`, "run clawrelay init --force");
+    else add("OK", `key ${identity.keyId} for ${settings.agent_id}${identity.agentId === settings.agent_id ? "" : " (an authorised key)"}`);
+  } catch (err) {
+    add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
+  }
+
+  if (settings && identity) {
+    const health: RelayAnswer = await relayHealth(settings.relay_url).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
+    if (health.status !== 200) add("FAIL", `relay ${settings.relay_url} not reachable (${relayErrorText(health)})`, "check relay_url in the settings and your network");
+    else {
+      add("OK", `relay ${settings.relay_url} reachable (version ${String(health.body.version)})`);
+      const probe = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`);
+      if (probe.status === 200) add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
+      else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
+    }
+  }
+
+  const overrides = settings?.gateway ?? flags ?? {};
+  const lookupEnv = openClawEnv(overrides, env);
+  let gateway: GatewaySettings | null = null;
+  try {
+    const file = readOpenClawConfig(lookupEnv);
+    if (!file.exists) {
+      add("FAIL", `no OpenClaw config found${file.location ? ` at ${file.location.path} (${file.location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
+    } else {
+      gateway = gatewaySettingsFrom(file.config, file.env, settings ? gatewayOverrides(settings) : {}, file.location!.path);
+      add("OK", `OpenClaw config ${file.location!.path} (found by ${file.location!.source})`);
+    }
+  } catch (err) {
+    add("FAIL", (err as Error).message, "fix the syntax; the gateway will not start either");
+  }
+
+  if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
+  return checks;
+}
+
+export function doctorReport(checks: Check[]): string {
+  return checks.map((c) => `[${c.level}] ${c.what}${c.fix ? `\n       fix: ${c.fix}` : ""}`).join("\n");
+}

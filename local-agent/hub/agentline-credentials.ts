@@ -1,0 +1,64 @@
+// Imports an existing Agentline identity (~/.agentline/credentials/<agent_id>.json; docs/hub-setup.md),
+// so the same ag_ id works on the hub and on the relay.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { AgentError } from "../errors.ts";
+import { instantMs } from "./hub-client.ts";
+import { identityFromPrivateKey } from "../identity.ts";
+import type { Identity } from "../identity.ts";
+
+export interface AgentlineCredentials {
+  identity: Identity;
+  hubUrl: string | null;
+  displayName: string | null;
+  /** The hub JWT the Agentline client saved, and when it expires (ms since the epoch), if present. */
+  token: string | null;
+  tokenExpiresAt: number | null;
+  path: string;
+}
+
+/** The credentials file of one agent (it may not exist). */
+export function credentialsFileOf(dir: string, agentId: string): string {
+  return join(dir, "credentials", `${agentId}.json`);
+}
+
+export function agentlineDir(home = homedir()): string {
+  return join(home, ".agentline");
+}
+
+/** Which credentials file to import: the named agent, else default.json's choice, else the only one. */
+export function chooseCredentialsFile(dir: string, agentId?: string): string {
+  const credentials = join(dir, "credentials");
+  if (agentId) return credentialsFileOf(dir, agentId);
+  const defaultFile = join(dir, "default.json");
+  if (existsSync(defaultFile)) {
+    const pointer = JSON.parse(readFileSync(defaultFile, "utf8")) as { agent_id?: unknown; default?: unknown };
+    const id = pointer.agent_id ?? pointer.default;
+    if (typeof id === "string") return join(credentials, `${id}.json`);
+  }
+  const files = existsSync(credentials) ? readdirSync(credentials).filter((f) => f.endsWith(".json")) : [];
+  if (files.length === 1) return join(credentials, files[0]!);
+  throw new AgentError(
+    "agentline_identity_ambiguous",
+    files.length === 0 ? `no Agentline credentials under ${credentials}` : `several Agentline identities under ${credentials}; name one with --agentline-id <agent_id>`,
+  );
+}
+
+export function readAgentlineCredentials(path: string): AgentlineCredentials {
+  if (!existsSync(path)) throw new AgentError("agentline_identity_missing", `no Agentline credentials at ${path}`);
+  const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  if (typeof data.private_key !== "string") throw new AgentError("agentline_identity_invalid", `${path} has no private_key`);
+  const identity = identityFromPrivateKey(data.private_key, typeof data.key_id === "string" ? data.key_id : undefined);
+  if (typeof data.agent_id === "string" && data.agent_id !== identity.agentId) {
+    throw new AgentError("agentline_identity_invalid", `${path} says agent_id ${data.agent_id}, but its key derives to ${identity.agentId}`);
+  }
+  return {
+    identity,
+    hubUrl: typeof data.hub_url === "string" ? data.hub_url : null,
+    displayName: typeof data.display_name === "string" ? data.display_name : null,
+    token: typeof data.token === "string" && data.token !== "" ? data.token : null,
+    tokenExpiresAt: instantMs(data.token_expires_at),
+    path,
+  };
+}

@@ -1,0 +1,127 @@
+// What the inbox's owner can see and do with stored messages: list them by state, show one with its
+// body, replay a dead one, drop any one. Every call is a signed request by a key of the inbox
+// (README, "Signed requests"); replay and drop also spend their nonce, so a captured request cannot
+// be played again. Mounted by inbox-routes.ts; covered by test/worker/queue.test.ts.
+import { Hono } from "hono";
+import { RelayError } from "../../protocol/index.ts";
+import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
+import { deliveryFrame } from "./delivery-frame.ts";
+import type { InboxConfig } from "../inbox-config.ts";
+import type { InFlight, InboxStore, MessageMeta } from "../inbox-store.ts";
+import { queryInteger } from "./query-params.ts";
+import { requireOwner } from "../access/request-auth.ts";
+
+/** What these routes need of the inbox. */
+export interface QueueHost {
+  readonly store: InboxStore;
+  requireConfig(): InboxConfig;
+  inFlight(): InFlight | null;
+  /** A replayed message is queued: send it to the connected agent. */
+  wakeConsumers(): void;
+  ensureAlarm(at: number): Promise<void>;
+}
+
+const LIST_MAX = 200;
+
+function itemState(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
+  if (meta.state === "dead") return "dead";
+  return inFlight && meta.seq > inFlight.from && meta.seq <= inFlight.upTo ? "sent" : "queued";
+}
+
+export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueItem {
+  return {
+    id: meta.seq,
+    state: itemState(meta, inFlight),
+    kind: meta.kind,
+    subpath: meta.subpath,
+    content_type: meta.content_type,
+    size: meta.size,
+    received_at: meta.received_at,
+    expires_at: meta.expires_at,
+    sender: meta.sender,
+    msg_id: meta.msg_id,
+    type: meta.env_type,
+    attempts: meta.attempts,
+    reason: meta.reason,
+    last_status: meta.last_status,
+    dead_at: meta.dead_at,
+    replay_of: meta.replay_of,
+  };
+}
+
+export function queueSummary(host: QueueHost): QueueSummary {
+  const s = host.store.summary(host.inFlight());
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt };
+}
+
+function messageId(text: string): number {
+  const id = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(id)) throw new RelayError(400, "invalid_message_id", `"${text}" is not a message id: ids are positive integers`);
+  return id;
+}
+
+function notFound(id: number): RelayError {
+  return new RelayError(404, "message_not_found", `no message ${id} in this inbox: it was delivered, dropped or replayed under a new id (list them with GET …/queue)`);
+}
+
+export function queueRoutes(host: QueueHost): Hono {
+  const app = new Hono();
+
+  app.get("/inbox/:agent_id/queue", async (c) => {
+    await requireOwner(host, c.req.raw, { spendNonce: false });
+    const stateText = c.req.query("state") ?? "all";
+    if (stateText !== "all" && stateText !== "queued" && stateText !== "sent" && stateText !== "dead") {
+      throw new RelayError(400, "invalid_query", 'state must be "queued", "sent", "dead" or "all"');
+    }
+    const after = queryInteger(c.req.query("after"), "after", 0, Number.MAX_SAFE_INTEGER, 0);
+    const limit = queryInteger(c.req.query("limit"), "limit", 1, LIST_MAX, 50);
+    const inFlight = host.inFlight();
+    // One more than asked, to know whether there is more.
+    const items = host.store.list(after, limit + 1, stateText, inFlight).map((meta) => queueItem(meta, inFlight));
+    const messages = items.slice(0, limit);
+    return c.json({
+      messages,
+      count: messages.length,
+      has_more: items.length > limit,
+      next_after: messages.length > 0 ? messages[messages.length - 1]!.id : after,
+      summary: queueSummary(host),
+    });
+  });
+
+  app.get("/inbox/:agent_id/queue/:id", async (c) => {
+    await requireOwner(host, c.req.raw, { spendNonce: false });
+    const id = messageId(c.req.param("id"));
+    const message = host.store.find(id);
+    if (!message) throw notFound(id);
+    const frame = deliveryFrame(message);
+    return c.json({ message: queueItem(message, host.inFlight()), body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null });
+  });
+
+  app.post("/inbox/:agent_id/queue/:id/replay", async (c) => {
+    const config = await requireOwner(host, c.req.raw, { spendNonce: true });
+    const id = messageId(c.req.param("id"));
+    const message = host.store.find(id);
+    if (!message) throw notFound(id);
+    if (message.state !== "dead") {
+      throw new RelayError(409, "not_dead", `message ${id} is ${itemState(message, host.inFlight())}, not dead: only dead messages are replayed (it will be delivered anyway)`);
+    }
+    const expiresAt = Date.now() + config.limits.hook_ttl_sec * 1000;
+    const next = host.store.replay(id, expiresAt);
+    if (next === null) throw notFound(id);
+    await host.ensureAlarm(expiresAt);
+    host.wakeConsumers();
+    return c.json({ replayed: id, id: next, state: "queued" });
+  });
+
+  app.delete("/inbox/:agent_id/queue/:id", async (c) => {
+    await requireOwner(host, c.req.raw, { spendNonce: true });
+    const id = messageId(c.req.param("id"));
+    const was = host.store.drop(id);
+    if (!was) throw notFound(id);
+    // A dropped message in the agent's window frees its slot.
+    host.wakeConsumers();
+    return c.json({ dropped: id, was });
+  });
+
+  return app;
+}

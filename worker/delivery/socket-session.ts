@@ -1,0 +1,182 @@
+// One local agent's WebSocket: challenge, authentication, windowed delivery and acknowledgements.
+// State lives in the socket's attachment so it survives hibernation (the runtime keeps at most 16 KB per socket).
+import {
+  AUTH_DEADLINE_MS,
+  CLOSE_CODES,
+  DEFAULT_WINDOW,
+  MAX_WINDOW,
+  connectSigningInput,
+  fromBase64,
+  parsePublicKey,
+  randomBytes,
+  toBase64Url,
+  verifyWebCrypto,
+} from "../../protocol/index.ts";
+import type { ClientFrame, RejectFrame, ServerFrame } from "../../protocol/index.ts";
+import { deliveryFrame } from "./delivery-frame.ts";
+import { keyMayActFor } from "../inbox-config.ts";
+import { deadTtlSec } from "../inbox-config.ts";
+import type { InboxConfig } from "../inbox-config.ts";
+import type { InFlight, InboxStore } from "../inbox-store.ts";
+
+/**
+ * An authenticated socket was sent every queued id in (from, sentUpTo]: those still queued are in
+ * flight on it. `from` is the cursor it authenticated with (sockets from before it existed lack it).
+ */
+export type SocketState =
+  | { authed: false; nonce: string; deadline: number }
+  | { authed: true; from?: number; sentUpTo: number; window: number };
+
+/**
+ * Sends a frame if the socket is still open. A socket the server closed stays in getWebSockets()
+ * until the peer answers the close (a vanished peer never does), and send() on it throws.
+ */
+export function send(ws: WebSocket, frame: ServerFrame): boolean {
+  if (ws.readyState !== WebSocket.OPEN) return false;
+  try {
+    ws.send(JSON.stringify(frame));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Closes with a reason, ignoring a socket that is already closing. */
+export function closeSocket(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed by the peer: nothing left to tell it.
+  }
+}
+
+export function stateOf(ws: WebSocket): SocketState | null {
+  return (ws.deserializeAttachment() as SocketState | null) ?? null;
+}
+
+/** Starts a session: the client must answer this challenge within AUTH_DEADLINE_MS. */
+export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number): number {
+  const nonce = toBase64Url(randomBytes(24));
+  const deadline = nowMs + AUTH_DEADLINE_MS;
+  ws.serializeAttachment({ authed: false, nonce, deadline } satisfies SocketState);
+  send(ws, { type: "challenge", agent_id: config.agent_id, nonce, epoch: inboxEpoch(config) });
+  return deadline;
+}
+
+/**
+ * Closes a socket that has not authenticated by its deadline (4001). Returns the deadline when it
+ * still has time, null otherwise (closed now, or authenticated).
+ */
+export function closeIfAuthOverdue(ws: WebSocket, nowMs: number): number | null {
+  const state = stateOf(ws);
+  if (!state || state.authed) return null;
+  if (state.deadline > nowMs) return state.deadline;
+  send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${AUTH_DEADLINE_MS / 1000} s of the challenge` });
+  closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout");
+  return null;
+}
+
+export async function authenticate(
+  ws: WebSocket,
+  state: Extract<SocketState, { authed: false }>,
+  frame: Extract<ClientFrame, { type: "auth" }>,
+  config: InboxConfig,
+): Promise<boolean> {
+  const key = parsePublicKey(frame.key);
+  const signature = fromBase64(frame.signature);
+  const ok =
+    !!key &&
+    !!signature &&
+    keyMayActFor(config, config.agent_id, frame.key) &&
+    (await verifyWebCrypto(key, connectSigningInput(config.agent_id, state.nonce), signature));
+  if (!ok) {
+    send(ws, { type: "error", code: "auth_failed", message: `sign "clawrelay-connect/1\\n${config.agent_id}\\n<nonce>" with a key of this inbox` });
+    closeSocket(ws, CLOSE_CODES.authFailed, "auth_failed");
+  }
+  return ok;
+}
+
+/** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller). */
+export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined, hubPrefix: string): void {
+  const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
+  ws.serializeAttachment({ authed: true, from: after, sentUpTo: after, window } satisfies SocketState);
+  const summary = store.summary(null);
+  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix });
+  pump(ws, store);
+}
+
+/**
+ * An ack or reject must name a message this socket was sent and that is still queued; anything else
+ * (an id never sent, one already finished, a guess) changes nothing and is answered with an error.
+ * The store checks it in the same statement that deletes or shelves the message.
+ */
+function inFlightHere(ws: WebSocket): InFlight | null {
+  const state = stateOf(ws);
+  return state?.authed ? { from: state.from ?? 0, upTo: state.sentUpTo } : null;
+}
+
+/** The inbox's life: when it was first claimed (kept by every later claim, new only after a wipe). */
+export function inboxEpoch(config: InboxConfig): string {
+  return String(config.claimed_at);
+}
+
+/** What the authenticated socket among `sockets` holds in flight (one consumer at a time). */
+export function inFlightOf(sockets: readonly WebSocket[]): InFlight | null {
+  for (const ws of sockets) {
+    const inFlight = ws.readyState === WebSocket.OPEN ? inFlightHere(ws) : null;
+    if (inFlight) return inFlight;
+  }
+  return null;
+}
+
+function refuseFrame(ws: WebSocket, frame: "ack" | "reject", id: number): void {
+  send(ws, {
+    type: "error",
+    code: "not_in_flight",
+    id,
+    message: `${frame} of id ${id} ignored: it was not sent on this connection or is already finished; nothing changed`,
+  });
+}
+
+/** The agent finished `id`: delete it and send the next. */
+export function acknowledge(ws: WebSocket, store: InboxStore, id: number): void {
+  const inFlight = inFlightHere(ws);
+  if (!inFlight || store.acknowledge({ id, inFlight }) === 0) return refuseFrame(ws, "ack", id);
+  pump(ws, store);
+}
+
+/**
+ * The gateway refused `id` for its content: shelve it with the agent's reason and free its slot.
+ * Returns when the shelf lets go of it (for the alarm), or null when the reject was refused.
+ */
+export function reject(ws: WebSocket, store: InboxStore, config: InboxConfig, frame: RejectFrame, nowMs: number): number | null {
+  const inFlight = inFlightHere(ws);
+  const dead = {
+    reason: frame.reason,
+    status: frame.status ?? null,
+    attempts: frame.attempts ?? 1,
+    nowMs,
+    keepUntil: nowMs + deadTtlSec(config) * 1000,
+  };
+  if (!inFlight || !store.markDead(frame.id, dead, inFlight)) {
+    refuseFrame(ws, "reject", frame.id);
+    return null;
+  }
+  // Confirmed, so the client's resume cursor may pass it: an `after` deletes queued messages only,
+  // and until this frame the client cannot know the relay did not lose its reject.
+  send(ws, { type: "rejected", id: frame.id });
+  pump(ws, store);
+  return dead.keepUntil;
+}
+
+/** Sends queued messages in order until `window` are unacknowledged on this socket. */
+export function pump(ws: WebSocket, store: InboxStore): void {
+  const state = stateOf(ws);
+  if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
+  const free = state.window - store.countQueuedUpTo(state.sentUpTo);
+  if (free <= 0) return;
+  const batch = store.messagesAfter(state.sentUpTo, free);
+  if (batch.length === 0) return;
+  for (const message of batch) send(ws, deliveryFrame(message));
+  ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies SocketState);
+}

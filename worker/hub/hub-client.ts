@@ -1,0 +1,133 @@
+// The hub endpoints the relay calls: key look-up and receipt posting (any hub), and, for an inbox
+// linked to its hub (hub-sync.ts), token refresh, history and the pull inbox with its two-phase ack.
+import { RelayError, isKeyId } from "../../protocol/index.ts";
+import type { KeyRecord, KeyState } from "../../protocol/index.ts";
+
+const HUB_TIMEOUT_MS = 10_000;
+
+/** GET {hub}/registry/agents/{agent}/keys/{key}; null on 404, throws key_lookup_failed otherwise. */
+export async function fetchHubKey(hubUrl: string, agentId: string, keyId: string): Promise<KeyRecord | null> {
+  const url = `${hubUrl}/registry/agents/${encodeURIComponent(agentId)}/keys/${encodeURIComponent(keyId)}`;
+  let response: Response;
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(HUB_TIMEOUT_MS) });
+  } catch {
+    throw new RelayError(502, "key_lookup_failed", `could not reach the hub at ${hubUrl} to look up key ${keyId}; retry later`);
+  }
+  if (response.status === 404) {
+    await response.body?.cancel();
+    return null;
+  }
+  const data = response.ok ? ((await response.json().catch(() => null)) as Record<string, unknown> | null) : null;
+  if (!data || typeof data.pubkey !== "string" || !isKeyId(data.key_id)) {
+    await response.body?.cancel();
+    throw new RelayError(502, "key_lookup_failed", `the hub at ${hubUrl} answered ${response.status} without a usable key record for ${keyId}; retry later`);
+  }
+  const state: KeyState = data.state === "active" || data.state === "pending" || data.state === "revoked" ? data.state : "revoked";
+  // A hub that names the owner is believed over the path we asked under.
+  const owner = typeof data.agent_id === "string" ? data.agent_id : agentId;
+  return { key_id: data.key_id, agent_id: owner, pubkey: data.pubkey, state };
+}
+
+export interface ReceiptPostResult {
+  /** refused: a permanent answer (any 4xx but 408/429): retrying the same receipt cannot help. */
+  outcome: "accepted" | "refused" | "retry";
+  status: number;
+  detail: string;
+}
+
+/** The hub's own words for a refusal ({"detail": …}), cut for a status line. */
+async function detailOf(response: Response): Promise<string> {
+  const text = await response.text().catch(() => "");
+  try {
+    const detail = (JSON.parse(text) as { detail?: unknown }).detail;
+    return (typeof detail === "string" ? detail : JSON.stringify(detail ?? text)).slice(0, 300);
+  } catch {
+    return text.slice(0, 300);
+  }
+}
+
+/** POST {hub}/hub/receipt. */
+export async function postHubReceipt(hubUrl: string, receiptJson: string): Promise<ReceiptPostResult> {
+  try {
+    const response = await fetch(`${hubUrl}/hub/receipt`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: receiptJson,
+      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+    });
+    if (response.ok) {
+      await response.body?.cancel();
+      return { outcome: "accepted", status: response.status, detail: "" };
+    }
+    const detail = await detailOf(response);
+    const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+    return { outcome: permanent ? "refused" : "retry", status: response.status, detail };
+  } catch (err) {
+    return { outcome: "retry", status: 0, detail: `hub unreachable: ${(err as Error).message}` };
+  }
+}
+
+/** A hub call that failed: its status (0 = unreachable) and the hub's reason. */
+export class HubCallError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function hubJson(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal: AbortSignal.timeout(HUB_TIMEOUT_MS) });
+  } catch (err) {
+    throw new HubCallError(0, `${what}: hub unreachable (${(err as Error).message})`);
+  }
+  if (!response.ok) throw new HubCallError(response.status, `${what}: hub answered ${response.status} ${await detailOf(response)}`);
+  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
+  if (!body || typeof body !== "object") throw new HubCallError(502, `${what}: hub answered ${response.status} without JSON`);
+  return body;
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+
+/** POST /registry/agents/{id}/token/refresh: a JWT for the agent, proven by an active key's signature over a fresh nonce. */
+export async function refreshHubToken(hubUrl: string, agentId: string, keyId: string, nonce: string, sig: string): Promise<{ token: string; expiresAt: number }> {
+  const body = await hubJson(
+    `${hubUrl}/registry/agents/${encodeURIComponent(agentId)}/token/refresh`,
+    { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ key_id: keyId, nonce, sig }) },
+    "token refresh",
+  );
+  if (typeof body.agent_token !== "string") throw new HubCallError(502, "token refresh: the hub's answer has no agent_token");
+  const expires = typeof body.expires_at === "number" ? body.expires_at * (body.expires_at < 1e12 ? 1000 : 1) : Date.parse(String(body.expires_at));
+  return { token: body.agent_token, expiresAt: Number.isFinite(expires) ? expires : Date.now() + 3600_000 };
+}
+
+export interface HubRecord {
+  hub_msg_id: string;
+  envelope: unknown;
+  state?: string;
+}
+
+function records(body: Record<string, unknown>): { messages: HubRecord[]; hasMore: boolean } {
+  const list = Array.isArray(body.messages) ? body.messages : [];
+  const messages = list.filter((m): m is HubRecord => typeof m === "object" && m !== null && typeof (m as HubRecord).hub_msg_id === "string");
+  return { messages, hasMore: body.has_more === true };
+}
+
+/** GET /hub/history?after=…: records the agent sent or received, oldest first; the envelopes are the signed originals. */
+export async function fetchHubHistory(hubUrl: string, token: string, after: string | null): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
+  const query = `limit=100${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+  return records(await hubJson(`${hubUrl}/hub/history?${query}`, { headers: bearer(token) }, "history"));
+}
+
+/** GET /hub/inbox?ack=false: waiting records, leased ("processing") until acknowledged. */
+export async function pullHubInbox(hubUrl: string, token: string): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
+  return records(await hubJson(`${hubUrl}/hub/inbox?limit=50&timeout=0&ack=false`, { headers: bearer(token) }, "inbox pull"));
+}
+
+/** POST /hub/inbox/ack: the records are stored here; the hub marks them delivered. */
+export async function ackHubInbox(hubUrl: string, token: string, ids: string[]): Promise<void> {
+  await hubJson(`${hubUrl}/hub/inbox/ack`, { method: "POST", headers: bearer(token), body: JSON.stringify({ message_ids: ids }) }, "inbox ack");
+}

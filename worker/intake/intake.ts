@@ -1,0 +1,254 @@
+// Accepting a message into an inbox: verification, dedup, policy, rate and capacity, storage, receipts.
+// The order of checks is the product's contract (README, "POST /inbox/{id}/envelopes").
+import {
+  HUB_SENDER,
+  MIN_DEDUP_RETENTION_SEC,
+  RelayError,
+  TIMESTAMP_WINDOW_SEC,
+  payloadHash,
+  sha256,
+  signingInput,
+  toHex,
+  utf8,
+  verifyEnvelope,
+} from "../../protocol/index.ts";
+import type { Envelope, KeyRecord } from "../../protocol/index.ts";
+import { policyRefusal } from "../inbox-config.ts";
+import type { InboxConfig } from "../inbox-config.ts";
+import type { InboxStore, NewMessage } from "../inbox-store.ts";
+import type { ResolvedKey } from "./key-resolver.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
+import { ackFromKept, keptAck, signAck } from "./receipts.ts";
+import type { KeptAck, Signer } from "./receipts.ts";
+import type { SiblingOutbox } from "./sibling-receipts.ts";
+
+export interface IntakeContext {
+  config: InboxConfig;
+  store: InboxStore;
+  rates: RateLimiter;
+  nowMs: number;
+  resolveKey(agentId: string, keyId: string): Promise<ResolvedKey>;
+  signer(): Promise<Signer>;
+  /** Called after a message is stored: schedules its expiry and wakes consumers. */
+  stored(seq: number, expiresAt: number): Promise<void>;
+  /** Hands a receipt to a sibling inbox on this relay now (retried from the alarm on failure). */
+  sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
+  /** Acks owed to sibling inboxes, handed over together (sibling-receipts.ts). */
+  outbox: Pick<SiblingOutbox, "route" | "cursor" | "owe" | "schedule">;
+  /** Queues a receipt for POST {hub}/hub/receipt, retried until `expiresAt`. */
+  sendToHub(receipt: Envelope, expiresAt: number): Promise<void>;
+}
+
+export interface Answer {
+  queued: true;
+  id: number;
+  ack?: Envelope;
+  duplicate?: true;
+}
+
+/**
+ * Where the stored bytes came from: posted directly, inside a token-authenticated hook body, or pulled
+ * from the inbox's own hub (hub-sync.ts), which checked the timestamp window when it was sent.
+ */
+export type Arrival =
+  | { via: "direct"; body: Uint8Array }
+  | { via: "hook"; body: Uint8Array; subpath: string; contentType: string; fromHubHistory?: boolean }
+  /** alreadyDelivered: the hub's flat body for it was delivered; record and acknowledge, store nothing. */
+  | { via: "hub"; alreadyDelivered?: boolean };
+
+/** Whether `count` more messages of `bytes` in all fit in the inbox. */
+export function hasRoom(ctx: Pick<IntakeContext, "config" | "store">, count: number, bytes: number): boolean {
+  const stats = ctx.store.queueStats();
+  return stats.count + count <= ctx.config.limits.max_queue_messages && stats.bytes + bytes <= ctx.config.limits.max_queue_bytes;
+}
+
+export function assertCapacity(ctx: Pick<IntakeContext, "config" | "store">, size: number): void {
+  if (!hasRoom(ctx, 1, size)) {
+    const { count, bytes } = ctx.store.queueStats();
+    const { max_queue_messages, max_queue_bytes } = ctx.config.limits;
+    throw new RelayError(
+      507,
+      "inbox_full",
+      `the inbox holds ${count} messages (${bytes} bytes), its limit is ${max_queue_messages} messages / ${max_queue_bytes} bytes; nothing was stored. The agent must connect and collect messages, or raise the limits`,
+    );
+  }
+}
+
+/** Identifies one exact signed envelope: its nine signed fields (`input`, if already built) and its signature. */
+export function envelopeFingerprint(envelope: Envelope, input = signingInput(envelope)): string {
+  const sig = utf8(envelope.sig.value);
+  const joined = new Uint8Array(input.length + 1 + sig.length);
+  joined.set(input);
+  joined.set(sig, input.length + 1);
+  return toHex(sha256(joined));
+}
+
+/**
+ * Only an envelope that says it is from the hub may be unsigned, and only through the token-authenticated
+ * webhook: an empty signature from anyone else is verified like any other (and fails), so it passes
+ * the block-list, the timestamp window and dedup like any other.
+ */
+function isHubMade(envelope: Envelope): boolean {
+  return envelope.from === HUB_SENDER;
+}
+
+/** An answer as its dedup record keeps it (the ack by what varies, receipts.ts). */
+function keptAnswer(answer: Answer): string {
+  return JSON.stringify(answer.ack ? { queued: true, id: answer.id, kept_ack: keptAck(answer.ack) } : answer);
+}
+
+/** The first answer, from the dedup record of (sender, msg_id) in the inbox `inboxId`. */
+export function answerFromRecord(json: string, inboxId: string, record: { sender: string; msg_id: string }): Answer {
+  // Records written before schema 3 keep the whole ack.
+  const { kept_ack: kept, ...answer } = JSON.parse(json) as Answer & { kept_ack?: KeptAck };
+  return kept ? { ...answer, ack: ackFromKept(kept, inboxId, record) } : answer;
+}
+
+function duplicateOf(previous: { answer: string }, inboxId: string, envelope: Envelope): Answer {
+  return { ...answerFromRecord(previous.answer, inboxId, { sender: envelope.from, msg_id: envelope.msg_id }), duplicate: true };
+}
+
+export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arrival: Arrival): Promise<Answer> {
+  const { config, store } = ctx;
+  const hubMade = isHubMade(envelope);
+  if (hubMade && arrival.via === "direct") {
+    throw new RelayError(400, "unsigned_envelope_refused", "unsigned hub-made envelopes are accepted only through the hub webhook (POST /inbox/{id}/hooks/…)");
+  }
+  if (envelope.to !== config.agent_id) {
+    throw new RelayError(400, "wrong_recipient", `envelope is addressed to ${envelope.to}, but this is the inbox of ${config.agent_id}`);
+  }
+  const nowSec = Math.floor(ctx.nowMs / 1000);
+  // A record pulled from the hub may have waited there for hours: the hub checked its window on send.
+  const windowSec = arrival.via === "hub" || (arrival.via === "hook" && arrival.fromHubHistory) ? envelope.ts : nowSec;
+  if (hubMade && Math.abs(windowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
+    throw new RelayError(400, "timestamp_out_of_range", `hub envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${nowSec})`);
+  }
+  // Built once: the fingerprint and the signature check both need the nine-field signing input.
+  const input = signingInput(envelope);
+  const fingerprint = envelopeFingerprint(envelope, input);
+  // The dedup record is read only where it changes the answer, so a new message costs no look-up:
+  // when a check fails (the very same signed envelope again is answered as the first time, even after
+  // its timestamp left the window; anything else reusing the id must pass every check first), and when
+  // the record cannot be written because one exists.
+
+  let keySource: ResolvedKey["source"] = null;
+  if (!hubMade) {
+    try {
+      await verifyEnvelope(envelope, {
+        inbox: config.agent_id,
+        nowSec: windowSec,
+        input,
+        resolveKey: async (agentId, keyId): Promise<KeyRecord | null> => {
+          const resolved = await ctx.resolveKey(agentId, keyId);
+          keySource = resolved.source;
+          return resolved.record;
+        },
+      });
+    } catch (err) {
+      const previous = store.findDuplicate(envelope.from, envelope.msg_id);
+      if (previous && previous.fingerprint === fingerprint && payloadHash(envelope.payload) === envelope.payload_hash) return duplicateOf(previous, config.agent_id, envelope);
+      throw err;
+    }
+  }
+
+  let counted = false;
+  let body: Uint8Array;
+  try {
+    if (!hubMade) {
+      const refusal = policyRefusal(config.policy, envelope.from);
+      if (refusal) throw refusal;
+      const rate = ctx.rates.check(envelope.from, config.rate_per_minute, ctx.nowMs);
+      if (!rate.allowed) {
+        throw new RelayError(429, "rate_limited", `${envelope.from} sent more than ${config.rate_per_minute} messages in a minute; retry after ${rate.retryAfterSec}s`, {
+          "retry-after": String(rate.retryAfterSec),
+        });
+      }
+      counted = true;
+    }
+    // A posted envelope is stored as its signed fields re-serialised (parseEnvelope dropped the rest);
+    // a hook body is the hub's, stored as the hub sent it.
+    body = arrival.via === "hook" ? arrival.body : utf8(JSON.stringify(envelope));
+    assertCapacity(ctx, body.byteLength);
+  } catch (err) {
+    // A repeat is answered as the first time, and does not count against the sender's rate.
+    const previous = store.findDuplicate(envelope.from, envelope.msg_id);
+    if (!previous) throw err;
+    if (counted) ctx.rates.uncount(envelope.from);
+    return duplicateOf(previous, config.agent_id, envelope);
+  }
+
+  const ttlSec = envelope.ttl_sec > 0 ? envelope.ttl_sec : config.limits.hook_ttl_sec;
+  const expiresAt = ctx.nowMs + ttlSec * 1000;
+  const message: NewMessage = {
+    kind: arrival.via === "hook" ? "hook" : "envelope",
+    subpath: arrival.via === "hook" ? arrival.subpath : null,
+    content_type: arrival.via === "hook" ? arrival.contentType : "application/json",
+    body,
+    received_at: ctx.nowMs,
+    expires_at: expiresAt,
+    sender: envelope.from,
+    msg_id: envelope.msg_id,
+    env_type: envelope.type,
+  };
+  const ack = !hubMade && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, ctx.nowMs) : undefined;
+  const stored = !(arrival.via === "hub" && arrival.alreadyDelivered);
+  // A message to oneself needs no ack in one's own inbox.
+  const route = ack && keySource === "relay" && envelope.from !== config.agent_id ? ctx.outbox.route(ctx.nowMs, stored) : null;
+  const answer = await storeEnvelope(ctx, stored ? message : null, envelope, ttlSec, ack, fingerprint, route === "owed");
+  if (!answer) {
+    if (counted) ctx.rates.uncount(envelope.from);
+    return duplicateOf(store.findDuplicate(envelope.from, envelope.msg_id)!, config.agent_id, envelope);
+  }
+
+  if (ack && arrival.via !== "direct") await ctx.sendToHub(ack, expiresAt);
+  if (ack && route === "now") await ctx.sendToSibling(envelope.from, ack);
+  if (route === "owed") await ctx.outbox.schedule(ctx.nowMs);
+  return answer;
+}
+
+/**
+ * Stores an accepted envelope with its dedup record (kept max(TTL, 24 h), so a late retry is still
+ * recognised), schedules its expiry and wakes consumers. `message` null records it only (answered
+ * with id 0): its flat hub body was delivered instead (hub-sync.ts). `owed`: the ack is owed to the
+ * sender's inbox on this relay, which the dedup record notes (sibling-receipts.ts). Null when
+ * (from, msg_id) already has a record: nothing was stored.
+ */
+export async function storeEnvelope(
+  ctx: IntakeContext,
+  message: NewMessage | null,
+  envelope: Envelope,
+  ttlSec: number,
+  ack?: Envelope,
+  fingerprint = envelopeFingerprint(envelope),
+  owed = false,
+): Promise<Answer | null> {
+  const seq = message ? ctx.store.queueStats().lastSeq + 1 : 0;
+  const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
+  const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;
+  const relayAck = owed && ack && seq > 0 ? seq : null;
+  // The record first, with the id the message is about to get: if (from, msg_id) has one, that is all.
+  if (!ctx.store.recordDelivery(envelope.from, envelope.msg_id, fingerprint, keptAnswer(answer), dedupUntil, relayAck, ctx.outbox.cursor())) return null;
+  if (message) ctx.store.insertMessage(message);
+  if (relayAck !== null && ack) ctx.outbox.owe(relayAck, envelope.from, ack);
+  if (message) await ctx.stored(seq, message.expires_at);
+  return answer;
+}
+
+/** A hook body with no envelope inside: stored byte-exact with its sub-path, kept for hook_ttl_sec. */
+export async function acceptOpaqueHook(ctx: IntakeContext, arrival: Extract<Arrival, { via: "hook" }>): Promise<Answer> {
+  assertCapacity(ctx, arrival.body.byteLength);
+  const expiresAt = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
+  const seq = ctx.store.insertMessage({
+    kind: "hook",
+    subpath: arrival.subpath,
+    content_type: arrival.contentType,
+    body: arrival.body,
+    received_at: ctx.nowMs,
+    expires_at: expiresAt,
+    sender: null,
+    msg_id: null,
+    env_type: null,
+  });
+  await ctx.stored(seq, expiresAt);
+  return { queued: true, id: seq };
+}

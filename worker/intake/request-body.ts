@@ -1,0 +1,56 @@
+// Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole.
+import { RelayError, parseStrictJson } from "../../protocol/index.ts";
+
+/** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
+export const MESSAGE_LIMIT_ADVICE =
+  "send less. (The default is the OpenClaw gateway's own 256 KiB hook limit; the inbox's owner can change limits.max_body_bytes in a claim, but the gateway refuses bigger hook bodies)";
+
+function tooLarge(limit: number, what: string, advice: string): RelayError {
+  return new RelayError(413, "payload_too_large", `the body is larger than ${what} of ${limit} bytes; ${advice}`);
+}
+
+/**
+ * Reads at most `limit` bytes; `what` names the limit ("this inbox's limit", "a card's limit") and
+ * `advice` says what the sender can do, since only some limits are the inbox owner's to change.
+ */
+export async function readBodyCapped(request: Request, limit: number, what = "this inbox's limit", advice = MESSAGE_LIMIT_ADVICE): Promise<Uint8Array> {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit, what, advice);
+  if (!request.body) return new Uint8Array(0);
+  // A declared length within the limit is what the runtime delivers (it refuses a body that differs):
+  // read it whole. Without one (chunked), count while reading.
+  if (Number.isFinite(declared) && request.headers.get("transfer-encoding") === null) return new Uint8Array(await request.arrayBuffer());
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw tooLarge(limit, what, advice);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+const UTF8_TEXT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
+export function parseJsonBody(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8_TEXT.decode(bytes);
+  } catch {
+    throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
+  }
+  return parseStrictJson(text);
+}
