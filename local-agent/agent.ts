@@ -1,6 +1,5 @@
 // The long-lived local agent: relay socket → ordered delivery into the gateway → acks, plus the local
 // API. Returns a handle; only cli.ts touches process (signals, exit).
-import { connect } from "node:net";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
@@ -13,42 +12,19 @@ import { DeliveryFeed } from "./inspector/delivery-feed.ts";
 import { inspectorPages } from "./inspector/inspector-routes.ts";
 import { queueSummary } from "./relay/messages.ts";
 import { signedRelayCall } from "./relay/relay-api.ts";
-import type { DeliveryStatus } from "./delivery/delivery.ts";
-import { AgentError } from "./errors.ts";
 import { createGatewayClient } from "./delivery/gateway-forwarder.ts";
-import type { GatewayTarget } from "./delivery/gateway-forwarder.ts";
 import { settingsIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
-import { fileGatewaySource } from "./gateway/gateway-source.ts";
 import type { GatewaySource } from "./gateway/gateway-source.ts";
-import type { Environment, GatewayOverrides, GatewaySettings } from "./gateway/openclaw-config.ts";
+import type { Environment } from "./gateway/openclaw-config.ts";
 import { RelayClient } from "./relay/relay-client.ts";
 import { societyRoutes } from "./society/society-api.ts";
 import { TaskRunner } from "./society/task-runner.ts";
-import type { ConnectionState } from "./relay/relay-client.ts";
 import type { AgentSettings } from "./settings.ts";
 import { isHubPrefix } from "../protocol/index.ts";
-import type { HubPrefix, QueueSummary } from "../protocol/index.ts";
-
-export interface AgentStatus {
-  agent_id: string;
-  /** "standalone" (clawrelay start) or "gateway plugin" (openclaw-plugin/). */
-  runs_in: AgentRunsIn;
-  relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
-  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null };
-  /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
-  delivery: DeliveryStatus & { cursor: number };
-  delegation: { waiting: number; late_results_dropped: number };
-  api_port: number;
-  started_at: number;
-}
-
-/** What `GET /clawrelay/status` answers: the agent's own status and the relay's live counts. */
-export type AgentStatusAnswer = AgentStatus & {
-  relay_queue: QueueSummary | { error: string };
-  /** The relay's view of the hub link (GET /inbox/{id}/hub), null when it could not be read. */
-  relay_hub: { mode: string; prefix: string; last_receipt: { at: number; ok: boolean; status: number; detail: string } | null; receipts_refused: number } | null;
-};
+import type { HubPrefix } from "../protocol/index.ts";
+import type { AgentRunsIn, AgentStatus } from "./agent-status.ts";
+import { gatewayTarget, portIsListening, settingsGatewaySource } from "./gateway/agent-gateway.ts";
 
 export interface AgentHandle {
   status(): AgentStatus;
@@ -58,8 +34,6 @@ export interface AgentHandle {
   /** Resolves when the relay retired this connection for a newer one of the same inbox. */
   replaced: Promise<void>;
 }
-
-export type AgentRunsIn = "standalone" | "gateway plugin";
 
 export interface AgentOptions {
   runsIn?: AgentRunsIn;
@@ -79,49 +53,12 @@ export interface AgentOptions {
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
 
-export function gatewayOverrides(settings: AgentSettings): GatewayOverrides {
-  const o = settings.gateway ?? {};
-  return { port: o.port, hooksToken: o.hooks_token, hooksPath: o.hooks_path, authToken: o.auth_token, chatCompletions: o.chat_completions };
-}
-
-/** The environment OpenClaw's config is looked up in: a config_path override wins, as the variable would. */
-export function openClawEnv(overrides: AgentSettings["gateway"], env: Environment): Environment {
-  return overrides?.config_path ? { ...env, OPENCLAW_CONFIG_PATH: overrides.config_path } : env;
-}
-
-/** The standalone agent's source: openclaw.json as found from the environment and agent.json. */
-export function settingsGatewaySource(settings: AgentSettings, env: Environment, logger?: Logger): GatewaySource {
-  return fileGatewaySource(openClawEnv(settings.gateway, env), gatewayOverrides(settings), undefined, (g) =>
-    logger?.info("gateway settings re-read", { config: g.configPath, port: g.port, hooks_path: g.hooksPath, chat_completions: g.chatCompletionsEnabled, auth: g.auth.source }),
-  );
-}
-
-export function gatewayTarget(gateway: GatewaySettings): GatewayTarget {
-  if (!gateway.hooksToken) {
-    throw new AgentError("no_hooks_token", `no hooks.token in ${gateway.configPath ?? "any OpenClaw config"}; enable hooks in openclaw.json (run clawrelay doctor)`);
-  }
-  return { port: gateway.port, hooksPath: gateway.hooksPath, hooksToken: gateway.hooksToken };
-}
-
 function removeIfOurs(runFile: string, record: string): void {
   try {
     if (readFileSync(runFile, "utf8").trim() === record) rmSync(runFile, { force: true });
   } catch {
     // Already gone.
   }
-}
-
-export function portIsListening(port: number, timeoutMs = 500): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: "127.0.0.1", port });
-    const done = (ok: boolean) => {
-      socket.destroy();
-      resolve(ok);
-    };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once("connect", () => done(true));
-    socket.once("error", () => done(false));
-  });
 }
 
 export async function startAgent(options: AgentOptions): Promise<AgentHandle> {

@@ -11,7 +11,7 @@ import { ENVELOPE_TYPES, HUB_PREFIXES, MESSAGE_STATES, draftEnvelope, isAgentId,
 import type { HubPrefix } from "../protocol/index.ts";
 import type { EnvelopeType, MessageState } from "../protocol/index.ts";
 // Each command's modules load when that command runs: `start` stays as small in memory as it can be.
-import type { AgentStatusAnswer } from "./agent.ts";
+import type { AgentStatusAnswer } from "./agent-status.ts";
 import { cardPath } from "./society/card-file.ts";
 import { UsageError, parseInvocation } from "./cli/cli-args.ts";
 import type { Values } from "./cli/cli-args.ts";

@@ -1,14 +1,39 @@
-// Bindings of the Worker (wrangler.toml).
-import type { Directory } from "./directory/directory.ts";
-import type { EmbeddingsBinding } from "./directory/semantic-index.ts";
+// Bindings of the Worker (wrangler.toml), and what one object may ask another over RPC. The objects'
+// calls are written here as interfaces (the classes implement them) so that the bindings do not import
+// the classes, which import the bindings.
+import type { KeyRecord } from "../protocol/index.ts";
 import type { AdmissionEnv } from "./access/admission.ts";
-import type { Inbox } from "./inbox.ts";
+import type { AgentCard } from "./directory/card.ts";
+import type { DirectoryStats } from "./directory/index-stats.ts";
+import type { SearchResult } from "./directory/search-index.ts";
+import type { EmbeddingsBinding } from "./directory/semantic-index.ts";
+import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
+import type { RpcResult } from "./rpc-result.ts";
+
+/** What the edge, the directory and the other inboxes of this relay call on an inbox (inbox.ts). */
+export interface InboxRpc extends Rpc.DurableObjectBranded {
+  /** A key this inbox's agent registered here (its keys and its receipt key); null if unknown. */
+  lookupKey(keyId: string): Promise<KeyRecord | null>;
+  /** Whether this inbox is claimed and `publicKey` may act for it (the directory asks). */
+  authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean; admittedByToken: boolean }>;
+  /** Stores receipts other inboxes of this relay signed for this agent (trusted: relay-internal). */
+  acceptSiblingReceipts(receipts: SiblingReceipt[]): Promise<SiblingResult[]>;
+}
+
+/** What the directory's routes call on the one Directory object (directory/directory.ts). */
+export interface DirectoryRpc extends Rpc.DurableObjectBranded {
+  publish(card: AgentCard, signedAt: number): Promise<RpcResult<{ created: boolean }>>;
+  release(name: string, agentId: string): Promise<RpcResult<void>>;
+  card(name: string): Promise<AgentCard | null>;
+  search(query: string, limit: number): Promise<SearchResult>;
+  indexStats(): Promise<DirectoryStats>;
+}
 
 /** The CLAWRELAY_ADMISSION settings (admission.ts) come as vars and a secret. */
 export interface Env extends AdmissionEnv {
-  INBOX: DurableObjectNamespace<Inbox>;
+  INBOX: DurableObjectNamespace<InboxRpc>;
   /** One object, the agent directory (search and delegation look-ups). */
-  DIRECTORY: DurableObjectNamespace<Directory>;
+  DIRECTORY: DurableObjectNamespace<DirectoryRpc>;
   /** Workers AI, when the deployment binds it: the directory then ranks hybrid (lexical + embeddings). */
   AI?: EmbeddingsBinding;
   /** The embeddings model (default @cf/baai/bge-small-en-v1.5). */

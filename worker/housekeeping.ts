@@ -6,15 +6,30 @@ import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub/hub-client.ts";
 import type { ReceiptPostResult } from "./hub/hub-client.ts";
 import { bridgeHistory, pullFromHub } from "./hub/hub-sync.ts";
-import type { Inbox } from "./inbox.ts";
+import type { HubHost } from "./hub/hub-sync.ts";
+import type { Envelope } from "../protocol/index.ts";
+import type { InboxConfig } from "./inbox-config.ts";
+import type { InFlight } from "./inbox-store.ts";
+import type { InboxRpc } from "./env.ts";
 import { signTtlExpired } from "./intake/receipts.ts";
 import { siblingReceipt } from "./intake/sibling-receipts.ts";
 import { closeIfAuthOverdue } from "./delivery/socket-session.ts";
 
+/** What the alarm's work needs of its inbox (inbox.ts). */
+export interface HousekeepingHost extends HubHost {
+  readonly config: InboxConfig | null;
+  /** Pull mode: when the alarm next asks the hub; null = at this alarm. */
+  nextPullAt: number | null;
+  sockets(): WebSocket[];
+  inFlight(): InFlight | null;
+  sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
+  sibling(agentId: string): DurableObjectStub<InboxRpc>;
+}
+
 const MAX_RETRY_DELAY_MS = 60_000;
 const IN_FLIGHT_RECHECK_MS = 30_000;
 
-function noteReceipt(inbox: Inbox, body: string, result: ReceiptPostResult, nowMs: number): void {
+function noteReceipt(inbox: HousekeepingHost, body: string, result: ReceiptPostResult, nowMs: number): void {
   const state = inbox.store.loadHubState();
   let msgId: string | null = null;
   try {
@@ -32,7 +47,7 @@ export function retryDelayMs(attempts: number): number {
   return Math.min(MAX_RETRY_DELAY_MS, 1000 * 2 ** attempts);
 }
 
-export async function runHousekeeping(inbox: Inbox, nowMs: number): Promise<number | null> {
+export async function runHousekeeping(inbox: HousekeepingHost, nowMs: number): Promise<number | null> {
   let next: number | null = null;
   const consider = (at: number) => {
     next = next === null ? at : Math.min(next, at);

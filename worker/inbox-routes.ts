@@ -13,7 +13,6 @@ import { deliveryFrame } from "./delivery/delivery-frame.ts";
 import { handleError, handleNotFound } from "./http-errors.ts";
 import { classifyHookBody } from "./intake/hook-body.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
-import type { Inbox } from "./inbox.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "./intake/intake.ts";
 import { parseJsonBody, readBodyCapped } from "./intake/request-body.ts";
 import { assertMayClaim, claimHasToken } from "./access/admission.ts";
@@ -25,6 +24,22 @@ import { queueRoutes } from "./delivery/queue-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
 import { openSession } from "./delivery/socket-session.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
+import type { Admission } from "./access/admission.ts";
+import type { InboxConfig } from "./inbox-config.ts";
+import type { HubHost } from "./hub/hub-sync.ts";
+import type { QueueHost } from "./delivery/queue-routes.ts";
+import type { SourceHost } from "./sources/source-routes.ts";
+
+/** What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need. */
+export interface InboxHost extends QueueHost, HubHost, SourceHost {
+  readonly config: InboxConfig | null;
+  admission(): Admission | RelayError;
+  defaultHubUrl(): string | undefined;
+  setConfig(config: InboxConfig, hubChanged: boolean): Promise<void>;
+  acceptSocket(ws: WebSocket): void;
+  /** Resolves when a message is stored or after `ms` (long-poll). */
+  waitForMessage(ms: number): Promise<void>;
+}
 
 const CLAIM_BODY_LIMIT = 256 * 1024;
 
@@ -34,7 +49,7 @@ function inboxUrls(request: Request, agentId: string) {
   return { inbox: base, hooks: `${base}/hooks`, envelopes: `${base}/envelopes`, connect: `${ws}/connect`, messages: `${base}/messages` };
 }
 
-export function inboxRouter(inbox: Inbox): Hono {
+export function inboxRouter(inbox: InboxHost): Hono {
   const app = new Hono();
   app.onError(handleError);
   app.notFound(handleNotFound);

@@ -14,7 +14,7 @@ import {
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
-import type { Env } from "./env.ts";
+import type { Env, InboxRpc } from "./env.ts";
 import { fetchHubKey } from "./hub/hub-client.ts";
 import { hubLinkOf, keyMayActFor } from "./inbox-config.ts";
 import { effectivePrefix } from "./hub/hub-link.ts";
@@ -34,7 +34,7 @@ import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts
 import type { Signer } from "./intake/receipts.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./delivery/socket-session.ts";
 
-export class Inbox extends DurableObject<Env> {
+export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly store: InboxStore;
   config: InboxConfig | null;
   readonly rates = new RateLimiter();
@@ -91,7 +91,7 @@ export class Inbox extends DurableObject<Env> {
     this.ctx.acceptWebSocket(ws);
   }
 
-  sibling(agentId: string): DurableObjectStub<Inbox> {
+  sibling(agentId: string): DurableObjectStub<InboxRpc> {
     return this.env.INBOX.getByName(agentId);
   }
 

@@ -1,6 +1,6 @@
 // What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status).
 // Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts.
-import type { AgentStatusAnswer } from "../agent.ts";
+import type { AgentStatusAnswer } from "../agent-status.ts";
 import { summaryLine } from "../relay/messages.ts";
 
 export function statusText(s: AgentStatusAnswer, pid: number, now: number): string {

@@ -1,6 +1,6 @@
 // `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
 import { isAgentId } from "../../protocol/index.ts";
-import { gatewayOverrides, openClawEnv, portIsListening } from "../agent.ts";
+import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-config.ts";

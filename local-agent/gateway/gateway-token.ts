@@ -6,7 +6,9 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { Environment } from "./openclaw-config.ts";
+
+/** The variables ${VAR} substitutions and env secret references read (an openclaw-config.ts Environment). */
+type Variables = Readonly<Record<string, string | undefined>>;
 
 export type GatewayAuthMode = "token" | "password" | "none" | "trusted-proxy";
 
@@ -36,7 +38,7 @@ interface Found {
 }
 
 /** `${VAR}` anywhere in a string is replaced from the environment; `$${VAR}` stays a literal `${VAR}`. */
-function substitute(text: string, env: Environment, where: string): Found {
+function substitute(text: string, env: Variables, where: string): Found {
   const missing: string[] = [];
   let used = false;
   const value = text.replace(/\$?\$\{([A-Z_][A-Z0-9_]*)\}/g, (match, name: string) => {
@@ -56,7 +58,7 @@ function substitute(text: string, env: Environment, where: string): Found {
 }
 
 /** A config string after the gateway's ${VAR} substitution; null when a variable is unset. */
-export function substitutedString(text: string, env: Environment): string | null {
+export function substitutedString(text: string, env: Variables): string | null {
   return substitute(text, env, "value").value;
 }
 
@@ -76,7 +78,7 @@ function expandHome(path: string, home: string): string {
 }
 
 /** A secret reference `{source, provider, id}` as far as a process outside the gateway can read it. */
-function secretRef(ref: Record<string, unknown>, config: Record<string, unknown>, env: Environment, where: string, readText: ReadText, home: string): Found {
+function secretRef(ref: Record<string, unknown>, config: Record<string, unknown>, env: Variables, where: string, readText: ReadText, home: string): Found {
   const source = String(ref.source);
   const id = typeof ref.id === "string" ? ref.id : "";
   const secrets = record(config.secrets);
@@ -120,7 +122,7 @@ function secretRef(ref: Record<string, unknown>, config: Record<string, unknown>
 }
 
 /** One SecretInput field: absent, a string (plain, ${VAR}, or the $VAR shorthand) or a reference. */
-function secretInput(value: unknown, config: Record<string, unknown>, env: Environment, where: string, readText: ReadText, home: string): Found | null {
+function secretInput(value: unknown, config: Record<string, unknown>, env: Variables, where: string, readText: ReadText, home: string): Found | null {
   if (value === undefined || value === null || value === "") return null;
   if (typeof value === "string") {
     const shorthand = /^\$([A-Z_][A-Z0-9_]*)$/.exec(value);
@@ -134,7 +136,7 @@ function secretInput(value: unknown, config: Record<string, unknown>, env: Envir
 
 const defaultRead: ReadText = (path) => readFileSync(path, "utf8");
 
-export function resolveGatewayAuth(config: unknown, env: Environment, override?: string, readText: ReadText = defaultRead, home = homedir()): GatewayAuth {
+export function resolveGatewayAuth(config: unknown, env: Variables, override?: string, readText: ReadText = defaultRead, home = homedir()): GatewayAuth {
   const root = record(config);
   const auth = record(record(root.gateway).auth);
   const configured = auth.mode;

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MESSAGE_STATES } from "../../protocol/index.ts";
 import type { MessageState } from "../../protocol/index.ts";
-import type { AgentStatus } from "../agent.ts";
+import type { AgentStatus } from "../agent-status.ts";
 import type { PageRoute, Pages } from "../api-server.ts";
 import type { DeliveryFeed } from "./delivery-feed.ts";
 import { AgentError } from "../errors.ts";

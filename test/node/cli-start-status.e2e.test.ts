@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { AgentStatus } from "../../local-agent/agent.ts";
+import type { AgentStatus } from "../../local-agent/agent-status.ts";
 import { saveSettings } from "../../local-agent/settings.ts";
 import { relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";

@@ -2,7 +2,7 @@
 // person can act on, later messages go on, and only a config error (hooks off) holds everything back.
 // A dead message can be read, replayed and dropped from the CLI. One test per bug it guards against.
 import { describe, expect, it } from "vitest";
-import type { AgentStatus } from "../../local-agent/agent.ts";
+import type { AgentStatus } from "../../local-agent/agent-status.ts";
 import type { QueueItem } from "../../protocol/index.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { ReceivedHook } from "../../scripts/standin-gateway.ts";

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { startAgent } from "../../local-agent/agent.ts";
-import type { AgentStatus } from "../../local-agent/agent.ts";
+import type { AgentStatus } from "../../local-agent/agent-status.ts";
 import { runInit } from "../../local-agent/cli/init.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { fileMode, journalPath, saveSettings } from "../../local-agent/settings.ts";

@@ -2,7 +2,7 @@
 // skill-less one), each a weighted bag of terms. Imported by term-index.ts; platform-free. Covered by
 // test/worker/directory/ranking.test.ts.
 import { tokenize } from "./tokenize.ts";
-import type { AgentCard } from "./search-index.ts";
+import type { AgentCard } from "./card.ts";
 
 const WEIGHT = { skillName: 3, tags: 2, skillDescription: 1, examples: 1, agentDescription: 0.5, agentName: 1 };
 

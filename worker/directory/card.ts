@@ -1,7 +1,9 @@
 // An agent card as published to the directory: A2A's skill shape plus the agent's ag_ id.
 // Pure validation; every refusal names the field to fix.
 import { RelayError, isAgentId } from "../../protocol/index.ts";
-import type { AgentCard, SkillCard } from "./search-index.ts";
+
+export interface SkillCard { id: string; name: string; description: string; tags: string[]; examples: string[] }
+export interface AgentCard { name: string; agent_id: string; description: string; skills: SkillCard[] }
 
 export const NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}$/;
 const SKILL_ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;

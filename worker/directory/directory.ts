@@ -5,14 +5,15 @@
 // whole relay.
 import { DurableObject } from "cloudflare:workers";
 import { RelayError } from "../../protocol/index.ts";
-import type { Env } from "../env.ts";
+import type { DirectoryRpc, Env } from "../env.ts";
 import { asRpcResult } from "../rpc-result.ts";
 import type { RpcResult } from "../rpc-result.ts";
 import { StoredIndex } from "./index-store.ts";
 import type { DirectoryStats } from "./index-stats.ts";
 import { SemanticIndex, combineHybrid, skillText, workersAiEmbedder } from "./semantic-index.ts";
 import type { Embedder } from "./semantic-index.ts";
-import type { AgentCard, SearchResult } from "./search-index.ts";
+import type { AgentCard } from "./card.ts";
+import type { SearchResult } from "./search-index.ts";
 
 const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS cards (
@@ -29,7 +30,7 @@ export const DEFAULT_EMBEDDING_MODEL = "@cf/baai/bge-small-en-v1.5";
 /** Lexical hits considered for the hybrid mix, before the final limit. */
 const HYBRID_LEXICAL_POOL = 50;
 
-export class Directory extends DurableObject<Env> {
+export class Directory extends DurableObject<Env> implements DirectoryRpc {
   private stored: StoredIndex | null = null;
   private semantic: SemanticIndex | null = null;
   private embedder: Embedder | null;

@@ -17,7 +17,8 @@
 import { CHUNK_UNITS, BLOCK_IDS, NAMES_PER_ROW, blockFor, byChunk, checkEntries, decodeBlock, decodeStrings, decodeUnits, encodeBlocks, encodeUnits, entriesOf, joinPieces, liveEntries, mergePostings } from "./index-rows.ts";
 import type { Piece } from "./index-rows.ts";
 import type { IndexStats } from "./index-stats.ts";
-import type { AgentCard, SearchResult } from "./search-index.ts";
+import type { AgentCard } from "./card.ts";
+import type { SearchResult } from "./search-index.ts";
 import { IndexFormatError, TermIndex } from "./term-index.ts";
 import type { BaseList, BasePostings, Postings, Ranking } from "./term-index.ts";
 

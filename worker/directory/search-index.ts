@@ -5,12 +5,11 @@
 //
 // The unit of ranking is a skill, because a search answers "which agent, and which of its skills"
 // (best_skill_id, as the local API answers).
+import type { AgentCard } from "./card.ts";
 import { TermIndex } from "./term-index.ts";
 
 export { COVERAGE_FLOOR, coverageScore } from "./term-index.ts";
 
-export interface SkillCard { id: string; name: string; description: string; tags: string[]; examples: string[] }
-export interface AgentCard { name: string; agent_id: string; description: string; skills: SkillCard[] }
 export interface SearchHit { card: AgentCard; score: number; best_skill_id: string | null }
 /** The best hits, and how many agents matched in all (before the limit). */
 export interface SearchResult { hits: SearchHit[]; total: number }

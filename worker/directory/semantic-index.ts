@@ -1,7 +1,8 @@
 // The semantic half of hybrid search, used only when the deployment has an embeddings binding
 // (Workers AI): one vector per skill, compared with the query's by cosine. Platform-free; covered by
 // test/worker/directory/hybrid.test.ts.
-import type { AgentCard, SearchHit, SearchResult, SkillCard } from "./search-index.ts";
+import type { AgentCard, SkillCard } from "./card.ts";
+import type { SearchHit, SearchResult } from "./search-index.ts";
 
 /** Turns texts into vectors (Workers AI's text-embedding models, or a stand-in in tests). */
 export type Embedder = (texts: string[]) => Promise<Float32Array[]>;

@@ -12,7 +12,7 @@ import { IndexFormatError, agentRanges } from "./base-units.ts";
 import { MemoryPostings, PostingsCache } from "./postings.ts";
 import type { BasePostings, CachedList, Postings } from "./postings.ts";
 import type { BaseUnits } from "./base-units.ts";
-import type { AgentCard } from "./search-index.ts";
+import type { AgentCard } from "./card.ts";
 import { tokenize } from "./tokenize.ts";
 
 const K1 = 1.2;

@@ -20,7 +20,17 @@ import type { ResolvedKey } from "./key-resolver.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { ackFromKept, keptAck, signAck } from "./receipts.ts";
 import type { KeptAck, Signer } from "./receipts.ts";
-import type { SiblingOutbox } from "./sibling-receipts.ts";
+
+/** The acks owed to sibling inboxes (sibling-receipts.ts's SiblingOutbox): what intake asks of them. */
+export interface OwedAcks {
+  /** Whether this ack goes over now or joins the owed ones. */
+  route(nowMs: number, stored: boolean): "now" | "owed";
+  /** The seq every owed ack up to which was handed over, written into each new dedup record. */
+  cursor(): number | null;
+  owe(seq: number, target: string, ack: Envelope): void;
+  /** Makes sure the owed acks are handed over once the burst goes quiet. */
+  schedule(nowMs: number): Promise<void>;
+}
 
 export interface IntakeContext {
   config: InboxConfig;
@@ -34,7 +44,7 @@ export interface IntakeContext {
   /** Hands a receipt to a sibling inbox on this relay now (retried from the alarm on failure). */
   sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
   /** Acks owed to sibling inboxes, handed over together (sibling-receipts.ts). */
-  outbox: Pick<SiblingOutbox, "route" | "cursor" | "owe" | "schedule">;
+  outbox: OwedAcks;
   /** Queues a receipt for POST {hub}/hub/receipt, retried until `expiresAt`. */
   sendToHub(receipt: Envelope, expiresAt: number): Promise<void>;
 }

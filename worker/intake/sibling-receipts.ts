@@ -13,7 +13,7 @@
 // test/worker/receipts.test.ts and test/worker/sibling-acks.test.ts.
 import { MIN_DEDUP_RETENTION_SEC, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
-import type { IntakeContext } from "./intake.ts";
+import type { IntakeContext, OwedAcks } from "./intake.ts";
 import { answerFromRecord, envelopeFingerprint, hasRoom } from "./intake.ts";
 import type { InboxStore, NewReceipt } from "../inbox-store.ts";
 
@@ -121,7 +121,7 @@ interface Owed {
 }
 
 /** The receiving inbox's side: which acks travel now and which are owed, and handing over what is owed. */
-export class SiblingOutbox {
+export class SiblingOutbox implements OwedAcks {
   private readonly host: OutboxHost;
   /** Unresolved owed acks, oldest message first (those in a call on its way included). */
   private readonly owed: Owed[] = [];

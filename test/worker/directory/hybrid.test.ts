@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DIRECTORY_NAME } from "../../../worker/directory/routes.ts";
-import type { AgentCard } from "../../../worker/directory/search-index.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
 import { COSINE_FLOOR, LEXICAL_WEIGHT, calibrated, combineHybrid, cosine } from "../../../worker/directory/semantic-index.ts";
 import type { Embedder } from "../../../worker/directory/semantic-index.ts";
 import { claimInbox, relayFetch, signedFetch } from "../../support/workerd/agents.ts";

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { StoredIndex } from "../../../worker/directory/index-store.ts";
 import type { StoreOptions } from "../../../worker/directory/index-store.ts";
 import { SearchIndex } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SearchResult } from "../../../worker/directory/search-index.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
+import type { SearchResult } from "../../../worker/directory/search-index.ts";
 
 const WORDS = [
   "weather", "forecast", "rain", "storm", "translate", "language", "spanish", "code", "review", "python", "calendar",

@@ -2,7 +2,7 @@
 // finds among overlapping cards, what the score means, and that updates take effect.
 import { describe, expect, it } from "vitest";
 import { SearchIndex, coverageScore } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SkillCard } from "../../../worker/directory/search-index.ts";
+import type { AgentCard, SkillCard } from "../../../worker/directory/card.ts";
 
 const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
   ({ id, name, description, tags, examples });

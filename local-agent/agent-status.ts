@@ -1,0 +1,28 @@
+// What the running agent reports of itself (GET /clawrelay/status, `clawrelay status`, the inspector).
+// Types only, apart from agent.ts so the readers of a status need not import the agent that makes it.
+import type { QueueSummary } from "../protocol/index.ts";
+import type { DeliveryStatus } from "./delivery/delivery.ts";
+import type { ConnectionState } from "./relay/relay-client.ts";
+
+export type AgentRunsIn = "standalone" | "gateway plugin";
+
+export interface AgentStatus {
+  agent_id: string;
+  /** "standalone" (clawrelay start) or "gateway plugin" (openclaw-plugin/). */
+  runs_in: AgentRunsIn;
+  relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
+  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null };
+  /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
+  delivery: DeliveryStatus & { cursor: number };
+  delegation: { waiting: number; late_results_dropped: number };
+  api_port: number;
+  started_at: number;
+}
+
+/** What `GET /clawrelay/status` answers: the agent's own status and the relay's live counts. */
+export type AgentStatusAnswer = AgentStatus & {
+  relay_queue: QueueSummary | { error: string };
+  /** The relay's view of the hub link (GET /inbox/{id}/hub), null when it could not be read. */
+  relay_hub: { mode: string; prefix: string; last_receipt: { at: number; ok: boolean; status: number; detail: string } | null; receipts_refused: number } | null;
+};
+
