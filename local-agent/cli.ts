@@ -3,29 +3,26 @@
 // exit codes and signals. (The shebang asks V8 for no worker-thread pool: the agent is a small,
 // mostly idle daemon; its 10 MB heap collects fine on the main thread, and four fewer threads save
 // ~4 MiB resident. `env -S` splits the line on Linux, macOS and BSD; npm's Windows shims read it too.) Everything else returns values or throws AgentError; the command table and
-// help texts are in cli-help.ts, argv parsing in cli-args.ts, errors to one line in cli-errors.ts,
-// status text in cli-status.ts.
+// help texts are in cli-help.ts, argv parsing in cli-args.ts, reading flags in cli-flags.ts, errors to
+// one line in cli-errors.ts, status text in cli-status.ts, messages and send in cli-messages.ts.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ENVELOPE_TYPES, HUB_PREFIXES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../protocol/index.ts";
+import { HUB_PREFIXES } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
-import type { EnvelopeType, MessageState } from "../protocol/index.ts";
 // Each command's modules load when that command runs: `start` stays as small in memory as it can be.
 import type { AgentStatusAnswer } from "./agent-status.ts";
 import { cardPath } from "./society/card-file.ts";
 import { UsageError, parseInvocation } from "./cli/cli-args.ts";
+import { choiceFlag, gatewayFlags, httpUrlFlag, stringFlag, switchFlag } from "./cli/cli-flags.ts";
 import type { Values } from "./cli/cli-args.ts";
 import { failureText } from "./cli/cli-errors.ts";
 import { helpText } from "./cli/cli-help.ts";
 import type { HelpTopic } from "./cli/cli-help.ts";
 import { statusText } from "./cli/cli-status.ts";
 import { AgentError } from "./errors.ts";
-import { settingsIdentity } from "./identity.ts";
 import { createLogger } from "./logger.ts";
 import { CLAWRELAY_VERSION } from "./package-version.ts";
 import type { SourcesAction } from "./cli/cli-sources.ts";
-import type { InboxAccess } from "./relay/messages.ts";
-import { postEnvelope, relayErrorText } from "./relay/relay-api.ts";
 import { HUB_MODES, journalPath, loadSettings, settingsHome, settingsPath } from "./settings.ts";
 import type { AgentSettings, HubMode } from "./settings.ts";
 
@@ -42,43 +39,12 @@ let positionals: string[] = [];
 let env: Record<string, string | undefined> = process.env;
 let path = settingsPath(env);
 
-const str = (name: string): string | undefined => {
-  const value = values[name];
-  return typeof value === "string" ? value : undefined;
-};
-const flag = (name: string): boolean => values[name] === true;
-
-function oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
-  const value = str(name);
-  if (value !== undefined && !(allowed as readonly string[]).includes(value)) throw new UsageError(`--${name} must be one of ${allowed.join(", ")}, not "${value}"`);
-  return value as T | undefined;
-}
-
-function httpUrlFlag(name: string, example: string): string | undefined {
-  const value = str(name);
-  if (value === undefined) return undefined;
-  let protocol = "";
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    protocol = "";
-  }
-  if (protocol !== "http:" && protocol !== "https:") throw new AgentError("invalid_url_flag", `--${name} must be an http(s) URL, e.g. ${example} (not "${value}")`);
-  return value;
-}
-
-/** Gateway flags win over the settings file, which wins over openclaw.json (the OpenClaw order). */
-function gatewayFlags(): AgentSettings["gateway"] {
-  const portText = str("gateway-port");
-  const port = portText === undefined ? undefined : Number(portText);
-  if (port !== undefined && !(/^\d+$/.test(portText ?? "") && port > 0 && port < 65536)) throw new UsageError(`--gateway-port must be a TCP port number (1-65535), not "${portText}"`);
-  const hooksPath = str("hooks-path");
-  const configPath = str("openclaw-config");
-  return { ...(port ? { port } : {}), ...(hooksPath ? { hooks_path: hooksPath } : {}), ...(configPath ? { config_path: configPath } : {}) };
-}
+const str = (name: string): string | undefined => stringFlag(values, name);
+const flag = (name: string): boolean => switchFlag(values, name);
+const oneOf = <T extends string>(name: string, allowed: readonly T[]): T | undefined => choiceFlag(values, name, allowed);
 
 function settingsWithFlags(): AgentSettings {
-  const gateway = gatewayFlags();
+  const gateway = gatewayFlags(values);
   const settings = loadSettings(path);
   return { ...settings, gateway: { ...settings.gateway, ...gateway } };
 }
@@ -123,93 +89,14 @@ async function status(): Promise<void> {
   print(statusText(s, run.pid, Date.now()));
 }
 
-function inboxAccess(settings: AgentSettings): InboxAccess {
-  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
-}
-
-const MESSAGE_ACTIONS = ["show", "replay", "drop"];
-
-function messageId(action: string, idText: string | undefined): number {
-  const id = Number(idText);
-  if (idText === undefined) throw new UsageError(`messages ${action} needs the message id: clawrelay messages ${action} ID (as \`clawrelay messages\` lists it)`);
-  if (!/^\d+$/.test(idText) || !Number.isSafeInteger(id) || id < 1) throw new UsageError(`the message id must be a positive integer, as \`clawrelay messages\` lists it, not "${idText}"`);
-  return id;
-}
-
 async function messages(): Promise<void> {
-  const { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } = await import("./relay/messages.ts");
-  const [action, idText] = positionals;
-  if (action === undefined) {
-    const state = oneOf<MessageState>("state", MESSAGE_STATES);
-    const { messages: items, summary, truncated } = await listMessages(inboxAccess(loadSettings(path)), state);
-    const now = Date.now();
-    if (flag("json")) return print(messagesJson(items, now));
-    const more = truncated ? "\n(more not shown: page through GET /inbox/{id}/queue)" : "";
-    return print(`${items.length > 0 ? messagesTable(items, now) : "no messages"}\n\n${summaryLine(summary, now)}${more}`);
-  }
-  if (!MESSAGE_ACTIONS.includes(action)) throw new UsageError(`unknown messages action "${action}": use show, replay or drop (or nothing, to list)`);
-  if (str("state") !== undefined) throw new UsageError(`--state is for listing (clawrelay messages --state dead), not for messages ${action}`);
-  const id = messageId(action, idText);
-  const access = inboxAccess(loadSettings(path));
-  if (action === "show") {
-    const shown = await showMessage(access, id);
-    return print(flag("json") ? JSON.stringify(shown, null, 2) : messageDetail(shown));
-  }
-  if (action === "replay") {
-    const answer = await replayMessage(access, id);
-    return print(flag("json") ? JSON.stringify(answer) : `message ${answer.replayed} is queued again as id ${answer.id}`);
-  }
-  const answer = await dropMessage(access, id);
-  return print(flag("json") ? JSON.stringify(answer) : `message ${answer.dropped} (${answer.was}) dropped`);
-}
-
-const NO_MESSAGE = "give --text TEXT or --payload JSON";
-
-/** What `send` carries; an empty message is a usage mistake, not something to send. */
-function sendPayload(): Record<string, unknown> {
-  const textValue = str("text");
-  const payloadText = str("payload");
-  if (textValue !== undefined && payloadText !== undefined) throw new UsageError("give --text or --payload, not both");
-  if (payloadText === undefined) {
-    if (textValue === undefined) throw new UsageError(`send needs a message: ${NO_MESSAGE}`);
-    if (textValue.trim() === "") throw new UsageError(`--text is empty: ${NO_MESSAGE}`);
-    return { text: textValue };
-  }
-  let payload: unknown;
-  try {
-    payload = JSON.parse(payloadText);
-  } catch (err) {
-    throw new AgentError("usage", `--payload must be a JSON object (${(err as Error).message}), e.g. '{"text":"hi"}'`);
-  }
-  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw new AgentError("usage", `--payload must be a JSON object, e.g. '{"text":"hi"}'`);
-  if (Object.keys(payload).length === 0) throw new UsageError(`--payload {} has nothing in it: ${NO_MESSAGE} with at least one field`);
-  return payload as Record<string, unknown>;
+  const { messagesCommand } = await import("./cli/cli-messages.ts");
+  print(await messagesCommand(values, positionals, path));
 }
 
 async function send(): Promise<void> {
-  const to = str("to");
-  if (to === undefined) throw new UsageError("send needs the receiver: --to AGENT_ID");
-  const payload = sendPayload();
-  const ttlText = str("ttl");
-  if (ttlText !== undefined && !/^\d+$/.test(ttlText)) throw new UsageError(`--ttl must be a whole number of seconds, not "${ttlText}"`);
-  const settings = loadSettings(path);
-  if (!isAgentId(to)) throw new AgentError("usage", "--to must be an agent id (ag_ + 12 hex)");
-  const type = (str("type") ?? "message") as EnvelopeType;
-  if (!ENVELOPE_TYPES.includes(type)) throw new AgentError("usage", `--type must be one of ${ENVELOPE_TYPES.join(", ")}`);
-  const identity = settingsIdentity(settings);
-  const draft = draftEnvelope({
-    from: settings.agent_id,
-    to,
-    type,
-    payload,
-    reply_to: str("reply-to") ?? null,
-    ...(ttlText !== undefined ? { ttl_sec: Number(ttlText) } : {}),
-  });
-  const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
-  const answer = await postEnvelope(settings.relay_url, envelope);
-  if (answer.status !== 202) throw new AgentError("send_failed", `the relay refused the envelope: ${relayErrorText(answer)}`);
-  if (flag("json")) return print(JSON.stringify(answer.body, null, 2));
-  print(`queued at ${to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`);
+  const { sendCommand } = await import("./cli/cli-messages.ts");
+  print(await sendCommand(values, path));
 }
 
 async function hubStatusCommand(): Promise<void> {
@@ -256,13 +143,13 @@ async function secretFlag(): Promise<string | undefined> {
 }
 
 async function sources(action: SourcesAction): Promise<void> {
-  const { runSourcesCommand } = await import("./cli/cli-sources.ts");
+  const [{ runSourcesCommand }, { inboxAccess }] = await Promise.all([import("./cli/cli-sources.ts"), import("./cli/cli-messages.ts")]);
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 
 async function init(): Promise<void> {
-  const relay = httpUrlFlag("relay", "https://relay.example.com");
-  const hub = httpUrlFlag("hub", "https://agentgram.chat");
+  const relay = httpUrlFlag(values, "relay", "https://relay.example.com");
+  const hub = httpUrlFlag(values, "hub", "https://agentgram.chat");
   if (relay) relayHint = "check --relay";
   const { initReport, runInit } = await import("./cli/init.ts");
   const result = await runInit({
@@ -282,7 +169,7 @@ async function init(): Promise<void> {
 
 async function doctor(): Promise<void> {
   const { doctorReport, runDoctor } = await import("./doctor/doctor.ts");
-  const checks = await runDoctor(path, env, gatewayFlags());
+  const checks = await runDoctor(path, env, gatewayFlags(values));
   print(doctorReport(checks));
   if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;
 }

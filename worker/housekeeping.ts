@@ -9,7 +9,7 @@ import { bridgeHistory, pullFromHub } from "./hub/hub-sync.ts";
 import type { HubHost } from "./hub/hub-sync.ts";
 import type { Envelope } from "../protocol/index.ts";
 import type { InboxConfig } from "./inbox-config.ts";
-import type { InFlight } from "./inbox-store.ts";
+import type { InFlight } from "./storage/stored-message.ts";
 import type { InboxRpc } from "./env.ts";
 import { signTtlExpired } from "./intake/receipts.ts";
 import { siblingReceipt } from "./intake/sibling-receipts.ts";

@@ -3,25 +3,21 @@
 // socket-session.ts and inbox-store.ts; HTTP parsing in inbox-routes.ts.
 import { DurableObject } from "cloudflare:workers";
 import {
-  CLOSE_CODES,
   PING_FRAME,
   PONG_FRAME,
   RelayError,
   isAgentId,
-  parseClientFrame,
-  parseEnvelope,
 } from "../protocol/index.ts";
 import type { Envelope, KeyRecord } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
 import type { Env, InboxRpc } from "./env.ts";
 import { fetchHubKey } from "./hub/hub-client.ts";
-import { hubLinkOf, keyMayActFor } from "./inbox-config.ts";
-import { effectivePrefix } from "./hub/hub-link.ts";
+import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
-import { InboxStore } from "./inbox-store.ts";
-import type { InFlight } from "./inbox-store.ts";
+import { InboxStore } from "./storage/inbox-store.ts";
+import type { InFlight } from "./storage/stored-message.ts";
 import type { IntakeContext } from "./intake/intake.ts";
 import { KeyResolver } from "./intake/key-resolver.ts";
 import { runHousekeeping } from "./housekeeping.ts";
@@ -32,7 +28,8 @@ import { SourceBook } from "./sources/source-book.ts";
 import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./intake/sibling-receipts.ts";
 import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
 import type { Signer } from "./intake/receipts.ts";
-import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, inFlightOf, pump, reject, send, stateOf } from "./delivery/socket-session.ts";
+import { closeSocket, inFlightOf, pump } from "./delivery/socket-session.ts";
+import { answerClientFrame } from "./delivery/client-frames.ts";
 
 export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly store: InboxStore;
@@ -246,53 +243,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     try {
-      const frame = typeof data === "string" ? parseClientFrame(data) : null;
-      const state = stateOf(ws);
-      if (!frame || !state) {
-        send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject or ping (README, WebSocket protocol)" });
-        return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
-      }
-      if (frame.type === "ping") {
-        send(ws, { type: "pong" });
-        return;
-      }
-      if (!state.authed) {
-        // Late is late, even when the frame arrives before the timer ran.
-        if (closeIfAuthOverdue(ws, Date.now()) === null) return;
-        if (frame.type !== "auth") {
-          send(ws, { type: "error", code: "auth_required", message: "answer the challenge with an auth frame first" });
-          return closeSocket(ws, CLOSE_CODES.authFailed, "auth_required");
-        }
-        const config = this.config;
-        if (!config || !(await authenticate(ws, state, frame, config))) return;
-        // Ids only grow, so a cursor beyond the newest id ever handed out comes from another life of
-        // this inbox (its storage was wiped): it acknowledges nothing, and `ready` says so with after 0.
-        const requested = frame.after ?? 0;
-        const after = requested <= this.store.queueStats().lastSeq ? requested : 0;
-        if (after > 0) this.store.acknowledge({ upTo: after });
-        // Newest connection wins: a restarting agent's new process replaces its old socket, whose
-        // unacknowledged messages are sent again on the new one.
-        for (const other of this.sockets()) {
-          if (other !== ws && stateOf(other)?.authed) {
-            send(other, { type: "error", code: "replaced", message: "a newer connection for this inbox authenticated" });
-            closeSocket(other, CLOSE_CODES.replaced, "replaced");
-          }
-        }
-        beginDelivery(ws, this.store, after, frame.window, effectivePrefix(hubLinkOf(config), this.store.loadHubState()));
-        // A pulling inbox looks at the hub as soon as its agent is back.
-        if (hubLinkOf(config).mode === "pull") {
-          this.nextPullAt = Date.now();
-          await this.ensureAlarm(this.nextPullAt);
-        }
-        return;
-      }
-      if (frame.type === "ack") return acknowledge(ws, this.store, frame.id);
-      if (frame.type === "reject") {
-        const keepUntil = reject(ws, this.store, this.requireConfig(), frame, Date.now());
-        if (keepUntil !== null) await this.ensureAlarm(keepUntil);
-        return;
-      }
-      send(ws, { type: "error", code: "bad_frame", message: "already authenticated" });
+      await answerClientFrame(this, ws, data);
     } catch (err) {
       console.error("Inbox.webSocketMessage:", err);
     }

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { CLAIM_TOKEN_HEADER, defaultKeyIdFor } from "../../protocol/index.ts";
 import { agentlineDir, credentialsFileOf, readAgentlineCredentials } from "./agentline-credentials.ts";
 import { AgentError } from "../errors.ts";
-import { addKey, endpointsPath, hubClient, hubDetail, hubSession, instantMs, lookupKey, policyPath, verifyKey } from "./hub-client.ts";
+import { addKey, endpointsPath, hubClient, hubDetail, hubSession, lookupKey, policyPath, verifyKey } from "./hub-client.ts";
 import type { HubAnswer, HubClient, HubSession } from "./hub-client.ts";
 import { identityFromPrivateKey, newIdentity, settingsIdentity } from "../identity.ts";
 import { relayErrorText, signedRelayCall } from "../relay/relay-api.ts";

@@ -2,8 +2,8 @@
 // (endpoint, both keys, policy), and a one-line verdict. Reads only: it refreshes a token, never
 // registers. Imported by cli.ts; covered by test/node/hub-link.test.ts. Never prints secrets.
 import { AgentError } from "../errors.ts";
-import { endpointsPath, hubClient, hubDetail, instantMs, lookupKey, policyPath } from "./hub-client.ts";
-import type { HubAnswer, HubClient, HubSession } from "./hub-client.ts";
+import { endpointsPath, hubClient, instantMs, lookupKey, policyPath } from "./hub-client.ts";
+import type { HubClient, HubSession } from "./hub-client.ts";
 import { policyLines, sessionFor, when } from "./hub-link.ts";
 import type { HubLinkOptions } from "./hub-link.ts";
 import { settingsIdentity } from "../identity.ts";

@@ -6,7 +6,6 @@ import { MESSAGE_STATES } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import type { Identity } from "../identity.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
-import { textTable } from "../cli/text-table.ts";
 import type { RelayAnswer } from "./relay-api.ts";
 
 export interface InboxAccess {

@@ -2,7 +2,7 @@
 // and requireOwner() for the owner's routes (queue-routes.ts, hub-routes.ts).
 import { keyMayActFor } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
-import type { InboxStore } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
 import {
   REQUEST_HEADERS,
   RelayError,

@@ -1,7 +1,7 @@
 // Turns a stored message into the frame the local agent receives (WebSocket and polling alike).
 import { decodeUtf8, toBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
-import type { StoredMessage } from "../inbox-store.ts";
+import type { StoredMessage } from "../storage/stored-message.ts";
 
 export function deliveryFrame(message: StoredMessage): DeliveryFrame {
   const bytes = new Uint8Array(message.body);

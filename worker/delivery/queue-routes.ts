@@ -7,7 +7,8 @@ import { RelayError } from "../../protocol/index.ts";
 import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import type { InboxConfig } from "../inbox-config.ts";
-import type { InFlight, InboxStore, MessageMeta } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
+import type { InFlight, MessageMeta } from "../storage/stored-message.ts";
 import { queryInteger } from "./query-params.ts";
 import { requireOwner } from "../access/request-auth.ts";
 

@@ -17,7 +17,8 @@ import { deliveryFrame } from "./delivery-frame.ts";
 import { keyMayActFor } from "../inbox-config.ts";
 import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
-import type { InFlight, InboxStore } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
+import type { InFlight } from "../storage/stored-message.ts";
 
 /**
  * An authenticated socket was sent every queued id in (from, sentUpTo]: those still queued are in

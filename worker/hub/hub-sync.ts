@@ -14,7 +14,7 @@ import type { Envelope } from "../../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { HubState } from "./hub-link.ts";
-import type { InboxStore } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
 import { acceptEnvelope } from "../intake/intake.ts";
 import type { Answer, Arrival, IntakeContext } from "../intake/intake.ts";
 import type { Signer } from "../intake/receipts.ts";

@@ -15,7 +15,8 @@ import {
 import type { Envelope, KeyRecord } from "../../protocol/index.ts";
 import { policyRefusal } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
-import type { InboxStore, NewMessage } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
+import type { NewMessage } from "../storage/stored-message.ts";
 import type { ResolvedKey } from "./key-resolver.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import { ackFromKept, keptAck, signAck } from "./receipts.ts";

@@ -15,7 +15,8 @@ import { MIN_DEDUP_RETENTION_SEC, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import type { IntakeContext, OwedAcks } from "./intake.ts";
 import { answerFromRecord, envelopeFingerprint, hasRoom } from "./intake.ts";
-import type { InboxStore, NewReceipt } from "../inbox-store.ts";
+import type { InboxStore } from "../storage/inbox-store.ts";
+import type { NewReceipt } from "../storage/stored-message.ts";
 
 export type SiblingResult = "stored" | "no_inbox" | "full";
 

@@ -1,125 +1,27 @@
-// All SQLite access of one inbox. The Durable Object (inbox.ts) decides; this module stores.
-// It counts the rows every statement writes so tests and the benchmark can report writes per message.
-import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import { EMPTY_HUB_STATE } from "./hub/hub-link.ts";
-import type { HubState } from "./hub/hub-link.ts";
-import type { InboxConfig } from "./inbox-config.ts";
-
-export interface StoredMessage {
-  seq: number;
-  kind: "hook" | "envelope";
-  subpath: string | null;
-  content_type: string;
-  body: ArrayBuffer;
-  size: number;
-  received_at: number;
-  expires_at: number;
-  sender: string | null;
-  msg_id: string | null;
-  env_type: string | null;
-  state: "queued" | "dead";
-  attempts: number;
-  reason: string | null;
-  last_status: number | null;
-  dead_at: number | null;
-  replay_of: number | null;
-  /** A source event's headers of interest as JSON (protocol/sources.ts); null otherwise. */
-  headers: string | null;
-}
-
-export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "received_at" | "expires_at" | "sender" | "msg_id" | "env_type"> & {
-  body: Uint8Array;
-  headers?: string | null;
-};
-
-/** A receipt from a sibling inbox (sibling-receipts.ts), stored as a message with its dedup record. */
-export interface NewReceipt {
-  json: string;
-  /** Bytes of `json` as UTF-8, what it occupies in the queue. */
-  size: number;
-  sender: string;
-  msg_id: string;
-  env_type: string;
-  fingerprint: string;
-  received_at: number;
-  expires_at: number;
-  dedup_until: number;
-}
-
-/** A stored message without its body (listings). */
-export type MessageMeta = Omit<StoredMessage, "body" | "headers">;
-
-/** Messages in flight on the connected agent's socket: ids in (from, upTo] that are still queued. */
-export interface InFlight {
-  from: number;
-  upTo: number;
-}
-
-export interface DeadLetter {
-  reason: string;
-  status: number | null;
-  attempts: number;
-  nowMs: number;
-  /** When the shelf lets go of it (now + limits.dead_ttl_sec). */
-  keepUntil: number;
-}
-
-export interface OutboxItem {
-  id: number;
-  target: string;
-  body: string;
-  attempts: number;
-  next_at: number;
-  expires_at: number;
-}
-
-type Row = Record<string, SqlStorageValue>;
+// All SQLite access of one inbox. The Durable Object (inbox.ts) decides; this module stores: the
+// config and the queue here, the records beside it (dedup, nonces, outbox, hub state) and the row
+// counting in inbox-records.ts.
+import type { InboxConfig } from "../inbox-config.ts";
+import { InboxRecords } from "./inbox-records.ts";
+import type { Row } from "./inbox-records.ts";
+import type { DeadLetter, InFlight, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
-export class InboxStore {
-  /** Rows written by this instance since it was created (SQLite's own count, indexes included). */
-  rowsWritten = 0;
+export class InboxStore extends InboxRecords {
   private maxSeq = 0;
-  private hubState: HubState | null = null;
   private count = 0;
   private bytes = 0;
 
-  private readonly sql: SqlStorage;
-
   constructor(sql: SqlStorage) {
-    this.sql = sql;
-    this.migrate();
+    super(sql);
     const stats = this.one(`SELECT count(*) AS n, coalesce(sum(size), 0) AS b, coalesce(max(seq), 0) AS m FROM messages`);
     this.count = Number(stats.n);
     this.bytes = Number(stats.b);
     const floor = this.sql.exec(`SELECT value FROM meta WHERE key = 'seq_floor'`).toArray()[0];
     this.maxSeq = Math.max(Number(stats.m), Number(floor?.value ?? 0));
-  }
-
-  private exec(query: string, ...params: SqlStorageValue[]): Row[] {
-    const cursor = this.sql.exec(query, ...params);
-    const rows = cursor.toArray();
-    this.rowsWritten += cursor.rowsWritten;
-    return rows;
-  }
-
-  private one(query: string, ...params: SqlStorageValue[]): Row {
-    return this.exec(query, ...params)[0]!;
-  }
-
-  private migrate(): void {
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
-    const row = this.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0];
-    const current = Number(row?.value ?? 0);
-    for (let version = current; version < SCHEMA_VERSION; version++) {
-      for (const statement of MIGRATIONS[version]!) this.sql.exec(statement);
-    }
-    if (current < SCHEMA_VERSION) {
-      this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)`, String(SCHEMA_VERSION));
-    }
   }
 
   // --- config -------------------------------------------------------------------------------
@@ -306,115 +208,5 @@ export class InboxStore {
     if (deleted.some((row) => Number(row.seq) === this.maxSeq)) {
       this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_floor', ?)`, String(this.maxSeq));
     }
-  }
-
-  // --- hub link state (hub-link.ts) -------------------------------------------------------------
-
-  /** Read once per object, then kept: this store is its only writer (a copy is returned). */
-  loadHubState(): HubState {
-    if (!this.hubState) {
-      const row = this.exec(`SELECT value FROM meta WHERE key = 'hub_state'`)[0];
-      this.hubState = row ? { ...EMPTY_HUB_STATE, ...(JSON.parse(String(row.value)) as Partial<HubState>) } : { ...EMPTY_HUB_STATE };
-    }
-    return { ...this.hubState };
-  }
-
-  saveHubState(state: HubState): void {
-    this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('hub_state', ?)`, JSON.stringify(state));
-    this.hubState = { ...state };
-  }
-
-  // --- dedup --------------------------------------------------------------------------------
-
-  findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {
-    const row = this.exec(`SELECT fingerprint, answer FROM dedup WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
-    return row ? { fingerprint: String(row.fingerprint), answer: String(row.answer) } : null;
-  }
-
-  /**
-   * Records a delivery unless (sender, msg_id) already has one, in the statement that checks: false
-   * when it had (a repeat; nothing written). `relayAck`: the message's id when its ack is owed to a
-   * sibling inbox; `acksThrough`: the owed-ack cursor as it stands (sibling-receipts.ts). Both ride in
-   * this record, which is written anyway.
-   */
-  recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number, relayAck: number | null = null, acksThrough: number | null = null): boolean {
-    const rows = this.exec(
-      `INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING RETURNING 1`,
-      sender, msgId, fingerprint, answer, expiresAt, relayAck, acksThrough,
-    );
-    return rows.length === 1;
-  }
-
-  /** Which of these (sender, msg_id) pairs have a delivery record, as "sender msg_id" keys. */
-  knownDeliveries(pairs: readonly (readonly [string, string])[]): Set<string> {
-    const rows = this.exec(
-      `SELECT sender, msg_id FROM dedup WHERE (sender, msg_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
-      JSON.stringify(pairs),
-    );
-    return new Set(rows.map((row) => `${String(row.sender)} ${String(row.msg_id)}`));
-  }
-
-  /**
-   * What an earlier life of the object still owed: acks marked owed after the newest cursor any record
-   * carries, up to `upTo`, oldest first. One scan of the dedup table (once per life), two when some
-   * record marks an ack owed past the cursor.
-   */
-  owedAcks(upTo: number): { cursor: number; owed: { seq: number; sender: string; msg_id: string; answer: string }[] } {
-    const marks = this.one(`SELECT coalesce(max(acks_through), 0) AS cursor, max(relay_ack) AS newest FROM dedup`);
-    const cursor = Number(marks.cursor);
-    if (marks.newest === null || Number(marks.newest) <= cursor) return { cursor, owed: [] };
-    const rows = this.exec(`SELECT sender, msg_id, answer, relay_ack FROM dedup WHERE relay_ack > ? AND relay_ack <= ? ORDER BY relay_ack`, cursor, upTo);
-    return { cursor, owed: rows.map((row) => ({ seq: Number(row.relay_ack), sender: String(row.sender), msg_id: String(row.msg_id), answer: String(row.answer) })) };
-  }
-
-  // --- nonces (replay protection for signed claims) -----------------------------------------
-
-  /** Records a nonce; false when it was seen before (a replay). */
-  useNonce(nonce: string, expiresAt: number): boolean {
-    const rows = this.exec(`INSERT OR IGNORE INTO nonces (nonce, expires_at) VALUES (?, ?) RETURNING nonce`, nonce, expiresAt);
-    return rows.length === 1;
-  }
-
-  // --- outbox (receipts to post, retried from the alarm) ------------------------------------
-
-  enqueueOutbox(target: string, body: string, nextAt: number, expiresAt: number): void {
-    this.exec(`INSERT INTO outbox (target, body, attempts, next_at, expires_at) VALUES (?, ?, 0, ?, ?)`, target, body, nextAt, expiresAt);
-  }
-
-  countOutbox(targetPrefix: string): number {
-    return Number(this.one(`SELECT count(*) AS n FROM outbox WHERE substr(target, 1, ?) = ?`, targetPrefix.length, targetPrefix).n);
-  }
-
-  dueOutbox(nowMs: number): OutboxItem[] {
-    return this.exec(`SELECT * FROM outbox WHERE next_at <= ? ORDER BY id LIMIT 50`, nowMs) as unknown as OutboxItem[];
-  }
-
-  rescheduleOutbox(id: number, attempts: number, nextAt: number): void {
-    this.exec(`UPDATE outbox SET attempts = ?, next_at = ? WHERE id = ?`, attempts, nextAt, id);
-  }
-
-  removeOutbox(id: number): void {
-    this.exec(`DELETE FROM outbox WHERE id = ?`, id);
-  }
-
-  // --- housekeeping -------------------------------------------------------------------------
-
-  sweepExpiredRecords(nowMs: number): void {
-    this.exec(`DELETE FROM dedup WHERE expires_at <= ?`, nowMs);
-    this.exec(`DELETE FROM nonces WHERE expires_at <= ?`, nowMs);
-    this.exec(`DELETE FROM outbox WHERE expires_at <= ?`, nowMs);
-  }
-
-  /** The earliest moment any stored row needs the alarm, or null when nothing is pending. */
-  nextDueAt(): number | null {
-    const row = this.one(
-      `SELECT min(t) AS t FROM (
-         SELECT min(expires_at) AS t FROM messages
-         UNION ALL SELECT min(expires_at) FROM dedup
-         UNION ALL SELECT min(expires_at) FROM nonces
-         UNION ALL SELECT min(next_at) FROM outbox)`,
-    );
-    return row.t === null ? null : Number(row.t);
   }
 }

@@ -1,0 +1,105 @@
+// The `clawrelay messages` and `clawrelay send` commands: flags to a signed call of the relay
+// (relay/messages.ts, relay/relay-api.ts), its answer to text or JSON. cli.ts loads this when one of
+// them runs and prints what it returns. Covered by test/node/dead-letters.e2e.test.ts and
+// test/node/cli-send-doctor.e2e.test.ts.
+import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../../protocol/index.ts";
+import type { EnvelopeType, MessageState } from "../../protocol/index.ts";
+import { AgentError } from "../errors.ts";
+import { settingsIdentity } from "../identity.ts";
+import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "../relay/messages.ts";
+import type { InboxAccess } from "../relay/messages.ts";
+import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
+import { loadSettings } from "../settings.ts";
+import type { AgentSettings } from "../settings.ts";
+import { UsageError } from "./cli-args.ts";
+import type { Values } from "./cli-args.ts";
+import { choiceFlag, stringFlag, switchFlag } from "./cli-flags.ts";
+
+export function inboxAccess(settings: AgentSettings): InboxAccess {
+  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
+}
+
+const MESSAGE_ACTIONS = ["show", "replay", "drop"];
+
+function messageId(action: string, idText: string | undefined): number {
+  const id = Number(idText);
+  if (idText === undefined) throw new UsageError(`messages ${action} needs the message id: clawrelay messages ${action} ID (as \`clawrelay messages\` lists it)`);
+  if (!/^\d+$/.test(idText) || !Number.isSafeInteger(id) || id < 1) throw new UsageError(`the message id must be a positive integer, as \`clawrelay messages\` lists it, not "${idText}"`);
+  return id;
+}
+
+export async function messagesCommand(values: Values, positionals: readonly string[], settingsPath: string): Promise<string> {
+  const json = switchFlag(values, "json");
+  const [action, idText] = positionals;
+  if (action === undefined) {
+    const state = choiceFlag<MessageState>(values, "state", MESSAGE_STATES);
+    const { messages: items, summary, truncated } = await listMessages(inboxAccess(loadSettings(settingsPath)), state);
+    const now = Date.now();
+    if (json) return messagesJson(items, now);
+    const more = truncated ? "\n(more not shown: page through GET /inbox/{id}/queue)" : "";
+    return `${items.length > 0 ? messagesTable(items, now) : "no messages"}\n\n${summaryLine(summary, now)}${more}`;
+  }
+  if (!MESSAGE_ACTIONS.includes(action)) throw new UsageError(`unknown messages action "${action}": use show, replay or drop (or nothing, to list)`);
+  if (stringFlag(values, "state") !== undefined) throw new UsageError(`--state is for listing (clawrelay messages --state dead), not for messages ${action}`);
+  const id = messageId(action, idText);
+  const access = inboxAccess(loadSettings(settingsPath));
+  if (action === "show") {
+    const shown = await showMessage(access, id);
+    return json ? JSON.stringify(shown, null, 2) : messageDetail(shown);
+  }
+  if (action === "replay") {
+    const answer = await replayMessage(access, id);
+    return json ? JSON.stringify(answer) : `message ${answer.replayed} is queued again as id ${answer.id}`;
+  }
+  const answer = await dropMessage(access, id);
+  return json ? JSON.stringify(answer) : `message ${answer.dropped} (${answer.was}) dropped`;
+}
+
+const NO_MESSAGE = "give --text TEXT or --payload JSON";
+
+/** What `send` carries; an empty message is a usage mistake, not something to send. */
+function sendPayload(values: Values): Record<string, unknown> {
+  const textValue = stringFlag(values, "text");
+  const payloadText = stringFlag(values, "payload");
+  if (textValue !== undefined && payloadText !== undefined) throw new UsageError("give --text or --payload, not both");
+  if (payloadText === undefined) {
+    if (textValue === undefined) throw new UsageError(`send needs a message: ${NO_MESSAGE}`);
+    if (textValue.trim() === "") throw new UsageError(`--text is empty: ${NO_MESSAGE}`);
+    return { text: textValue };
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(payloadText);
+  } catch (err) {
+    throw new AgentError("usage", `--payload must be a JSON object (${(err as Error).message}), e.g. '{"text":"hi"}'`);
+  }
+  if (typeof payload !== "object" || payload === null || Array.isArray(payload)) throw new AgentError("usage", `--payload must be a JSON object, e.g. '{"text":"hi"}'`);
+  if (Object.keys(payload).length === 0) throw new UsageError(`--payload {} has nothing in it: ${NO_MESSAGE} with at least one field`);
+  return payload as Record<string, unknown>;
+}
+
+export async function sendCommand(values: Values, settingsPath: string): Promise<string> {
+  const to = stringFlag(values, "to");
+  if (to === undefined) throw new UsageError("send needs the receiver: --to AGENT_ID");
+  const payload = sendPayload(values);
+  const ttlText = stringFlag(values, "ttl");
+  if (ttlText !== undefined && !/^\d+$/.test(ttlText)) throw new UsageError(`--ttl must be a whole number of seconds, not "${ttlText}"`);
+  const settings = loadSettings(settingsPath);
+  if (!isAgentId(to)) throw new AgentError("usage", "--to must be an agent id (ag_ + 12 hex)");
+  const type = (stringFlag(values, "type") ?? "message") as EnvelopeType;
+  if (!ENVELOPE_TYPES.includes(type)) throw new AgentError("usage", `--type must be one of ${ENVELOPE_TYPES.join(", ")}`);
+  const identity = settingsIdentity(settings);
+  const draft = draftEnvelope({
+    from: settings.agent_id,
+    to,
+    type,
+    payload,
+    reply_to: stringFlag(values, "reply-to") ?? null,
+    ...(ttlText !== undefined ? { ttl_sec: Number(ttlText) } : {}),
+  });
+  const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
+  const answer = await postEnvelope(settings.relay_url, envelope);
+  if (answer.status !== 202) throw new AgentError("send_failed", `the relay refused the envelope: ${relayErrorText(answer)}`);
+  if (switchFlag(values, "json")) return JSON.stringify(answer.body, null, 2);
+  return `queued at ${to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`;
+}

@@ -1,0 +1,55 @@
+// The house's layout rules, held by a test so a change that breaks one says so: no import circles
+// (type imports count), a local-agent/ root of at most a dozen files, no source file past 300 lines,
+// and bench/ at most 12 % of the source.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SOURCE_FOLDERS, importCircles, importGraph, sourceFiles } from "../../scripts/import-graph.ts";
+
+const ROOT = join(import.meta.dirname, "../..");
+
+function allFiles(folder: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(dir)) {
+      const full = join(dir, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else if (/\.(ts|js|css|html|toml)$/.test(name)) found.push(relative(ROOT, full));
+    }
+  };
+  walk(join(ROOT, folder));
+  return found;
+}
+
+const lines = (file: string): number => readFileSync(join(ROOT, file), "utf8").split("\n").length - 1;
+
+describe("source layout", () => {
+  it("has no import circle among the sources", () => {
+    const files = sourceFiles(ROOT);
+    expect(files.length).toBeGreaterThan(100);
+    expect(importCircles(importGraph(ROOT, files))).toEqual([]);
+  });
+
+  it("finds a circle when there is one (the check itself)", () => {
+    const graph = new Map([["a.ts", ["b.ts"]], ["b.ts", ["c.ts"]], ["c.ts", ["a.ts"]], ["d.ts", ["a.ts"]], ["e.ts", ["e.ts"]]]);
+    expect(importCircles(graph)).toEqual([["a.ts", "b.ts", "c.ts"], ["e.ts"]]);
+  });
+
+  it("keeps at most 12 files at the root of local-agent/, the rest in feature folders", () => {
+    const root = readdirSync(join(ROOT, "local-agent")).filter((name) => statSync(join(ROOT, "local-agent", name)).isFile());
+    expect(root.length).toBeLessThanOrEqual(12);
+  });
+
+  it("has no source file past 300 lines", () => {
+    const long = ["worker", "local-agent", "protocol", "openclaw-plugin", "scripts"]
+      .flatMap(allFiles)
+      .filter((file) => file.endsWith(".ts") && lines(file) > 300);
+    expect(long).toEqual([]);
+  });
+
+  it("keeps bench/ at most 12 % of the source lines", () => {
+    const count = (folder: string) => allFiles(folder).reduce((sum, file) => sum + lines(file), 0);
+    const total = SOURCE_FOLDERS.reduce((sum, folder) => sum + count(folder), 0);
+    expect(count("bench") / total).toBeLessThanOrEqual(0.12);
+  });
+});

@@ -1,0 +1,165 @@
+// The inbox's SQLite below the queue: the statement runner that counts the rows every statement writes
+// (so tests and the benchmark can report writes per message), the schema migration, and the records
+// kept beside the messages — the hub link's state, dedup records, nonces and the receipt outbox — with
+// their sweep and the alarm's next due time. InboxStore (inbox-store.ts) adds the config and the queue.
+// Covered by test/worker/storage.test.ts and test/worker/receipts.test.ts.
+import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
+import { EMPTY_HUB_STATE } from "../hub/hub-link.ts";
+import type { HubState } from "../hub/hub-link.ts";
+
+export type Row = Record<string, SqlStorageValue>;
+
+export interface OutboxItem {
+  id: number;
+  target: string;
+  body: string;
+  attempts: number;
+  next_at: number;
+  expires_at: number;
+}
+
+export class InboxRecords {
+  /** Rows written by this instance since it was created (SQLite's own count, indexes included). */
+  rowsWritten = 0;
+  private hubState: HubState | null = null;
+
+  protected readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+    this.migrate();
+  }
+
+  protected exec(query: string, ...params: SqlStorageValue[]): Row[] {
+    const cursor = this.sql.exec(query, ...params);
+    const rows = cursor.toArray();
+    this.rowsWritten += cursor.rowsWritten;
+    return rows;
+  }
+
+  protected one(query: string, ...params: SqlStorageValue[]): Row {
+    return this.exec(query, ...params)[0]!;
+  }
+
+  private migrate(): void {
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID`);
+    const row = this.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).toArray()[0];
+    const current = Number(row?.value ?? 0);
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      for (const statement of MIGRATIONS[version]!) this.sql.exec(statement);
+    }
+    if (current < SCHEMA_VERSION) {
+      this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)`, String(SCHEMA_VERSION));
+    }
+  }
+
+  // --- hub link state (hub-link.ts) -------------------------------------------------------------
+
+  /** Read once per object, then kept: this store is its only writer (a copy is returned). */
+  loadHubState(): HubState {
+    if (!this.hubState) {
+      const row = this.exec(`SELECT value FROM meta WHERE key = 'hub_state'`)[0];
+      this.hubState = row ? { ...EMPTY_HUB_STATE, ...(JSON.parse(String(row.value)) as Partial<HubState>) } : { ...EMPTY_HUB_STATE };
+    }
+    return { ...this.hubState };
+  }
+
+  saveHubState(state: HubState): void {
+    this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('hub_state', ?)`, JSON.stringify(state));
+    this.hubState = { ...state };
+  }
+
+  // --- dedup --------------------------------------------------------------------------------
+
+  findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {
+    const row = this.exec(`SELECT fingerprint, answer FROM dedup WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
+    return row ? { fingerprint: String(row.fingerprint), answer: String(row.answer) } : null;
+  }
+
+  /**
+   * Records a delivery unless (sender, msg_id) already has one, in the statement that checks: false
+   * when it had (a repeat; nothing written). `relayAck`: the message's id when its ack is owed to a
+   * sibling inbox; `acksThrough`: the owed-ack cursor as it stands (sibling-receipts.ts). Both ride in
+   * this record, which is written anyway.
+   */
+  recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number, relayAck: number | null = null, acksThrough: number | null = null): boolean {
+    const rows = this.exec(
+      `INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      sender, msgId, fingerprint, answer, expiresAt, relayAck, acksThrough,
+    );
+    return rows.length === 1;
+  }
+
+  /** Which of these (sender, msg_id) pairs have a delivery record, as "sender msg_id" keys. */
+  knownDeliveries(pairs: readonly (readonly [string, string])[]): Set<string> {
+    const rows = this.exec(
+      `SELECT sender, msg_id FROM dedup WHERE (sender, msg_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+      JSON.stringify(pairs),
+    );
+    return new Set(rows.map((row) => `${String(row.sender)} ${String(row.msg_id)}`));
+  }
+
+  /**
+   * What an earlier life of the object still owed: acks marked owed after the newest cursor any record
+   * carries, up to `upTo`, oldest first. One scan of the dedup table (once per life), two when some
+   * record marks an ack owed past the cursor.
+   */
+  owedAcks(upTo: number): { cursor: number; owed: { seq: number; sender: string; msg_id: string; answer: string }[] } {
+    const marks = this.one(`SELECT coalesce(max(acks_through), 0) AS cursor, max(relay_ack) AS newest FROM dedup`);
+    const cursor = Number(marks.cursor);
+    if (marks.newest === null || Number(marks.newest) <= cursor) return { cursor, owed: [] };
+    const rows = this.exec(`SELECT sender, msg_id, answer, relay_ack FROM dedup WHERE relay_ack > ? AND relay_ack <= ? ORDER BY relay_ack`, cursor, upTo);
+    return { cursor, owed: rows.map((row) => ({ seq: Number(row.relay_ack), sender: String(row.sender), msg_id: String(row.msg_id), answer: String(row.answer) })) };
+  }
+
+  // --- nonces (replay protection for signed claims) -----------------------------------------
+
+  /** Records a nonce; false when it was seen before (a replay). */
+  useNonce(nonce: string, expiresAt: number): boolean {
+    const rows = this.exec(`INSERT OR IGNORE INTO nonces (nonce, expires_at) VALUES (?, ?) RETURNING nonce`, nonce, expiresAt);
+    return rows.length === 1;
+  }
+
+  // --- outbox (receipts to post, retried from the alarm) ------------------------------------
+
+  enqueueOutbox(target: string, body: string, nextAt: number, expiresAt: number): void {
+    this.exec(`INSERT INTO outbox (target, body, attempts, next_at, expires_at) VALUES (?, ?, 0, ?, ?)`, target, body, nextAt, expiresAt);
+  }
+
+  countOutbox(targetPrefix: string): number {
+    return Number(this.one(`SELECT count(*) AS n FROM outbox WHERE substr(target, 1, ?) = ?`, targetPrefix.length, targetPrefix).n);
+  }
+
+  dueOutbox(nowMs: number): OutboxItem[] {
+    return this.exec(`SELECT * FROM outbox WHERE next_at <= ? ORDER BY id LIMIT 50`, nowMs) as unknown as OutboxItem[];
+  }
+
+  rescheduleOutbox(id: number, attempts: number, nextAt: number): void {
+    this.exec(`UPDATE outbox SET attempts = ?, next_at = ? WHERE id = ?`, attempts, nextAt, id);
+  }
+
+  removeOutbox(id: number): void {
+    this.exec(`DELETE FROM outbox WHERE id = ?`, id);
+  }
+
+  // --- housekeeping -------------------------------------------------------------------------
+
+  sweepExpiredRecords(nowMs: number): void {
+    this.exec(`DELETE FROM dedup WHERE expires_at <= ?`, nowMs);
+    this.exec(`DELETE FROM nonces WHERE expires_at <= ?`, nowMs);
+    this.exec(`DELETE FROM outbox WHERE expires_at <= ?`, nowMs);
+  }
+
+  /** The earliest moment any stored row needs the alarm, or null when nothing is pending. */
+  nextDueAt(): number | null {
+    const row = this.one(
+      `SELECT min(t) AS t FROM (
+         SELECT min(expires_at) AS t FROM messages
+         UNION ALL SELECT min(expires_at) FROM dedup
+         UNION ALL SELECT min(expires_at) FROM nonces
+         UNION ALL SELECT min(next_at) FROM outbox)`,
+    );
+    return row.t === null ? null : Number(row.t);
+  }
+}
