@@ -1,5 +1,5 @@
 // WebSocket frames between an inbox and its local agent. JSON text frames, one object each.
-// The README's "WebSocket protocol" section documents the same thing for other client authors.
+// docs/protocol.md ("Receiving over a WebSocket") documents the same thing for other client authors.
 
 /** Sent by the client; the server answers with PONG_FRAME without waking the Durable Object. */
 export const PING_FRAME = '{"type":"ping"}';

@@ -1,6 +1,6 @@
 // payload_hash = "sha256:" + hex(sha256(JCS(payload))), JCS = RFC 8785 (docs/protocol.md, "Envelopes").
 // JCS of JSON data is JSON.stringify's own number and string forms with object keys sorted by UTF-16
-// code units; test/protocol/jcs.test.ts holds this to the canonicalize package on generated values.
+// code units; test/protocol/hash-and-jcs.test.ts holds this to the canonicalize package on generated values.
 import { toHex, utf8 } from "./encoding.ts";
 import { sha256 } from "./sha256.ts";
 

@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4), synchronous, for the hashes the protocol computes inline: payload_hash, agent
 // ids, key ids, signed-request body digests, envelope fingerprints. Kept here rather than taken from
-// a library so the Worker bundle stays small; test/protocol/sha256.test.ts holds it to WebCrypto's
+// a library so the Worker bundle stays small; test/protocol/hash-and-jcs.test.ts holds it to WebCrypto's
 // answers, block boundaries included.
 
 /** The first 32 bits of the fractional parts of the cube roots (K) and square roots (H0) of the first primes. */

@@ -36,7 +36,7 @@ export async function handleError(err: Error, c: Context): Promise<Response> {
   return errorResponse(500, "internal_error", "the relay failed while handling this request; it was not stored, retry later");
 }
 
-/** Every route of the relay and the methods it answers (README, HTTP API): a known path with another method is a 405. */
+/** Every route of the relay and the methods it answers (docs/protocol.md, "Every route"): a known path with another method is a 405. */
 const ROUTES: [RegExp, string[]][] = [
   [/^\/healthz$/, ["GET"]],
   [/^\/inbox\/[^/]+$/, ["PUT"]],
@@ -59,5 +59,5 @@ export async function handleNotFound(c: Context): Promise<Response> {
   if (allowed && !allowed.includes(c.req.method)) {
     return errorResponse(405, "method_not_allowed", `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
   }
-  return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the README's HTTP API table`);
+  return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the route table in docs/protocol.md ("Every route")`);
 }

@@ -62,7 +62,7 @@ export function sourceAddedText(answer: SourceAnswer, verb: "added" | "rotated")
   lines.push(...WHERE_TO_PASTE[s.kind](answer.post_url, secret));
   if (secret) lines.push("", "The secret is shown this once: the relay keeps it sealed and never shows it again.");
   if (s.previous_secret_until !== null) lines.push(`The previous secret keeps working until ${new Date(s.previous_secret_until).toISOString()}.`);
-  lines.push("", `Map it in openclaw.json: hooks.mappings with match.path "${s.subpath}" (README, "Webhook sources").`);
+  lines.push("", `Map it in openclaw.json: hooks.mappings with match.path "${s.subpath}" (docs/webhook-sources.md, "Recipes").`);
   return lines.join("\n");
 }
 

@@ -1,7 +1,7 @@
 // An unauthenticated WebSocket gets its 4001 close frame at the documented 5 s, idle or pinging, over
 // real TCP to the relay in workerd. Measured as the moment the client's socket turns CLOSING (the close
 // frame arrived): the runtime releases the TCP connection itself later for a close the server starts
-// (README, WebSocket protocol), which is why the probe that waited for the socket's end saw 15 s.
+// (docs/protocol.md, "The challenge and the epoch"), which is why the probe that waited for the socket's end saw 15 s.
 import WebSocket from "ws";
 import { describe, expect, it } from "vitest";
 import { PING_FRAME } from "../../protocol/index.ts";

@@ -40,7 +40,7 @@ describe("doctor talks to the gateway", () => {
     expect(sessions.fix).toBe('fix: add on the agentgram_inbox/agent mapping: "sessionKey": "{{sessionKey}}"; and in "hooks": "allowRequestSessionKey": true');
   });
 
-  it("per-sender sessions set up as the README shows: OK; a prefix list without agentline: is named", async () => {
+  it("per-sender sessions set up as docs/openclaw-setup.md shows: OK; a prefix list without agentline: is named", async () => {
     const { home } = await fixture.setUp();
     const path = home.env.OPENCLAW_CONFIG_PATH;
     edit(path, (t) => t.replace('messageTemplate: "[Agentline] {{message}}" }', 'messageTemplate: "[Agentline] {{message}}", sessionKey: "{{sessionKey}}" }').replace("enabled: true,\n    token", 'enabled: true,\n    allowRequestSessionKey: true,\n    allowedSessionKeyPrefixes: ["hook:"],\n    token'));

@@ -1,5 +1,5 @@
 // Message states over the WebSocket: ids that only grow, acks and rejects that must name a message in
-// flight on this connection, and the dead-letter shelf a reject fills (README, "WebSocket protocol").
+// flight on this connection, and the dead-letter shelf a reject fills (docs/protocol.md, "Message states and the dead shelf").
 import { evictDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES, REJECT_REASON_MAX } from "../../protocol/index.ts";

@@ -1,4 +1,4 @@
-// The owner's view of an inbox (README, "HTTP API"): list messages by state, show one with its body,
+// The owner's view of an inbox (docs/protocol.md, "The owner's queue API"): list messages by state, show one with its body,
 // replay a dead one under a new id, drop any one; every call signed by a key of the inbox.
 import { afterEach, describe, expect, it } from "vitest";
 import { signedRequestHeaders, toBase64 } from "../../protocol/index.ts";

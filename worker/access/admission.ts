@@ -1,6 +1,6 @@
 // Who may claim an inbox and publish a directory card on this deployment: the operator's choice, read
 // from the Worker's environment. A public relay left `open` lets anyone who knows its URL create
-// inboxes (Durable Objects, storage) on the operator's account (README, "Security").
+// inboxes (Durable Objects, storage) on the operator's account (docs/operations.md, "Admission").
 //   CLAWRELAY_ADMISSION      open (default) | allowlist | token
 //   CLAWRELAY_ALLOWED_AGENTS ag_ ids, separated by commas or spaces (allowlist)
 //   CLAWRELAY_CLAIM_TOKEN    a secret the operator hands out (token): sent as x-clawrelay-claim-token

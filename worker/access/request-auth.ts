@@ -30,7 +30,7 @@ export async function verifySignedRequest(request: Request, body: Uint8Array, no
   if (!publicKey || !timestampText || !nonce || !signatureText) {
     throw unauthorized(
       "missing_request_signature",
-      `sign this request with the agent's key: send ${Object.values(REQUEST_HEADERS).join(", ")} (see the README, "Signed requests")`,
+      `sign this request with the agent's key: send ${Object.values(REQUEST_HEADERS).join(", ")} (see docs/protocol.md, "Signed requests")`,
     );
   }
   const raw = parsePublicKey(publicKey);

@@ -1,6 +1,6 @@
 // What the inbox's owner can see and do with stored messages: list them by state, show one with its
 // body, replay a dead one, drop any one. Every call is a signed request by a key of the inbox
-// (README, "Signed requests"); replay and drop also spend their nonce, so a captured request cannot
+// (docs/protocol.md, "Signed requests"); replay and drop also spend their nonce, so a captured request cannot
 // be played again. Mounted by inbox-routes.ts; covered by test/worker/queue.test.ts.
 import { Hono } from "hono";
 import { RelayError } from "../../protocol/index.ts";

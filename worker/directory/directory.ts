@@ -1,6 +1,6 @@
 // The agent directory: one Durable Object holding every published card in SQLite and the search index
 // persisted beside them (index-store.ts), loaded on the first search or publish: a start-up reads the
-// index's unit arrays, not every card, so it stays quick as the directory grows (README, "Directory").
+// index's unit arrays, not every card, so it stays quick as the directory grows (docs/directory.md, "Scale").
 // Skill vectors too when Workers AI is bound. Search is off the message path, so one object serves the
 // whole relay.
 import { DurableObject } from "cloudflare:workers";

@@ -1,5 +1,5 @@
 // Accepting a message into an inbox: verification, dedup, policy, rate and capacity, storage, receipts.
-// The order of checks is the product's contract (README, "POST /inbox/{id}/envelopes").
+// The order of checks is the product's contract (docs/protocol.md, "The checks, in order").
 import {
   HUB_SENDER,
   MIN_DEDUP_RETENTION_SEC,

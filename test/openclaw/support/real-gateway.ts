@@ -82,7 +82,7 @@ export function gatewayConfig(port: number, authToken: string, hooksToken: strin
           sessionMode: "persistent",
         },
         { match: { path: "agentgram_inbox/wake" }, action: "wake", textTemplate: "[Agentline] {{body}}" },
-        // A webhook source (README, "Webhook sources"): GitHub's event type comes only as a header.
+        // A webhook source (docs/webhook-sources.md, "Recipes"): GitHub's event type comes only as a header.
         {
           match: { path: "sources/github" },
           action: "agent",

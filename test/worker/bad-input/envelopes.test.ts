@@ -1,5 +1,5 @@
 // Signed envelopes with one field made wrong: posted directly or carried in a hook body, they are
-// refused with their documented code (README, "Envelopes: checks in order") and nothing is stored;
+// refused with their documented code (docs/protocol.md, "The checks, in order") and nothing is stored;
 // a valid envelope's text with one character changed is refused the same way or, if still valid, stored once.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
