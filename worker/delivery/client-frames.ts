@@ -24,7 +24,7 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
   const frame = typeof data === "string" ? parseClientFrame(data) : null;
   const state = stateOf(ws);
   if (!frame || !state) {
-    send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject or ping (docs/protocol.md, "Frames")" });
+    send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject or ping (docs/protocol.md, Frames)" });
     return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
   }
   if (frame.type === "ping") {
