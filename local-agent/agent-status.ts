@@ -1,7 +1,7 @@
 // What the running agent reports of itself (GET /clawrelay/status, `clawrelay status`, the inspector).
 // Types only, apart from agent.ts so the readers of a status need not import the agent that makes it.
 import type { QueueSummary } from "../protocol/index.ts";
-import type { DeliveryStatus } from "./delivery/delivery.ts";
+import type { DeliveryStatus } from "./delivery/delivery-status.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
 
 export type AgentRunsIn = "standalone" | "gateway plugin";

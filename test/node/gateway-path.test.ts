@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
-import type { Rejection } from "../../local-agent/delivery/delivery.ts";
+import type { Rejection } from "../../local-agent/delivery/delivery-status.ts";
 import { hookPath } from "../../local-agent/delivery/gateway-forwarder.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { waitUntil } from "../support/node/stack.ts";

@@ -20,7 +20,8 @@ import type { IndexStats } from "./index-stats.ts";
 import type { AgentCard } from "./card.ts";
 import type { SearchResult } from "./search-index.ts";
 import { IndexFormatError, TermIndex } from "./term-index.ts";
-import type { BaseList, BasePostings, Postings, Ranking } from "./term-index.ts";
+import type { BaseList, BasePostings, Postings } from "./term-index.ts";
+import type { Ranking } from "./search-scratch.ts";
 
 /** Bump when a row's meaning changes: an index of another format is rebuilt, never misread. */
 const FORMAT = 1;

@@ -8,7 +8,7 @@
 import type { AgentCard } from "./card.ts";
 import { TermIndex } from "./term-index.ts";
 
-export { COVERAGE_FLOOR, coverageScore } from "./term-index.ts";
+export { COVERAGE_FLOOR, coverageScore } from "./bm25-score.ts";
 
 export interface SearchHit { card: AgentCard; score: number; best_skill_id: string | null }
 /** The best hits, and how many agents matched in all (before the limit). */

@@ -1,0 +1,39 @@
+// What the delivery loop reports (GET /clawrelay/status, `clawrelay status`) and what it hands the
+// relay's dead shelf. Types only, apart from delivery.ts so agent-status.ts need not import the loop.
+// Covered by test/node/delivery.e2e.test.ts and dead-letters.e2e.test.ts.
+
+export interface DeliveryRecord {
+  id: number;
+  subpath: string;
+  status: number;
+  at: number;
+  /** Relay receipt to gateway accept. */
+  latency_ms: number;
+}
+
+export interface Rejection {
+  reason: string;
+  /** The gateway's last status (0: unreachable). */
+  status: number;
+  attempts: number;
+}
+
+export interface DeliveryStatus {
+  /** The counters below count from here (the process's start): they are not persisted. */
+  counted_since: number;
+  delivered: number;
+  rejected: number;
+  last_delivery: DeliveryRecord | null;
+  /** Set while a config error holds every message back. */
+  paused: string | null;
+  /** The latest messages sent to the relay's dead shelf by this process (newest last). */
+  recent_rejections: ({ id: number; subpath: string; at: number } & Rejection)[];
+  /** The latest failure; cleared by the next delivery. */
+  last_error: { id: number; message: string; at: number } | null;
+  /** Taken from the relay and not finished yet (waiting, posting or waiting to retry). */
+  queued: number;
+  /** Of those, started: their conversation's turn (posting or waiting to retry). */
+  in_flight: number;
+  /** Posts at most in flight at once. */
+  concurrency: number;
+}

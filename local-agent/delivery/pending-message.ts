@@ -1,0 +1,50 @@
+// A delivered frame as the delivery loop (delivery.ts) holds it: parsed once, with its conversation and
+// sender; the gateway request it becomes; the feed event each of its outcomes makes. Pure. Covered by
+// test/node/delivery.e2e.test.ts, conversations.e2e.test.ts and gateway-path.test.ts.
+import { isCanonicalSubpath } from "../../protocol/index.ts";
+import type { DeliveryFrame, Envelope, HubPrefix } from "../../protocol/index.ts";
+import type { DeliveryEvent } from "../inspector/delivery-feed.ts";
+import { conversationOf, senderOf } from "./conversation.ts";
+import { frameEnvelope, gatewayRequestFor } from "./hub-format.ts";
+import type { GatewayRequest } from "./hub-format.ts";
+
+export interface Pending {
+  frame: DeliveryFrame;
+  /** Parsed once; null for a hook frame. */
+  envelope: Envelope | null;
+  /** Why an envelope frame could not be parsed (deliver() rejects it with this). */
+  unreadable: string | null;
+  conversation: string;
+  /** Who it is from, for a person looking at deliveries (senderOf). */
+  sender: string | null;
+}
+
+export function pendingFor(frame: DeliveryFrame): Pending {
+  let envelope: Envelope | null = null;
+  let unreadable: string | null = null;
+  try {
+    envelope = frameEnvelope(frame);
+  } catch (err) {
+    unreadable = (err as Error).message;
+  }
+  const conversation = conversationOf(frame, envelope);
+  return { frame, envelope, unreadable, conversation, sender: senderOf(frame, envelope, conversation) };
+}
+
+/** What to post for a pending message; throws when it cannot go (no request, or one that leaves hooks.path). */
+export function postableRequest(pending: Pending, prefix: HubPrefix): GatewayRequest {
+  const request = gatewayRequestFor(pending.frame, pending.envelope, prefix);
+  if (!isCanonicalSubpath(request.subpath)) {
+    throw new Error(`its sub-path "${request.subpath.slice(0, 80)}" is not canonical, so it could leave hooks.path; it was not posted`);
+  }
+  return request;
+}
+
+export type EventFields = Pick<DeliveryEvent, "outcome" | "subpath" | "status" | "attempts" | "detail">;
+
+export function deliveryEvent(pending: Pending, event: EventFields): DeliveryEvent {
+  const { frame } = pending;
+  const at = Date.now();
+  const message = { content_type: frame.content_type, body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null, kind: frame.kind };
+  return { ...event, id: frame.id, sender: pending.sender, at, latency_ms: at - frame.received_at, message };
+}
