@@ -1,47 +1,67 @@
-// The Directory object's SQLite file in Miniflare's persisted storage, edited while no workerd runs:
-// bench/directory-bench.ts grows the directory to 100,000 cards without 90,000 signed publishes (the
-// cards table is what a publish writes), and marks the persisted search index as an older format, so the
-// next start rebuilds it from every card, as every start did before the index was persisted.
-import { readdir } from "node:fs/promises";
+// The Directory object reached around the relay (directory scenario): its SQLite file, edited while no
+// workerd runs, and its RPC through Miniflare's proxy.
+import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { parseCard } from "../worker/directory/card.ts";
+import type { Miniflare } from "miniflare";
 import type { CardFile } from "../local-agent/society/card-file.ts";
+import { parseCard } from "../worker/directory/card.ts";
+import type { DirectoryStats } from "../worker/directory/index-stats.ts";
+import { runClosedLoop } from "./http-client.ts";
 
-/** The one object of the Directory class (Miniflare keeps a metadata.sqlite beside it). */
-export async function directoryDatabase(persistDir: string): Promise<string> {
-  const dir = path.join(persistDir, "do", "clawrelay-Directory");
-  const files = (await readdir(dir)).filter((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
-  if (files.length !== 1) throw new Error(`expected one Directory database in ${dir}, found ${files.join(", ") || "none"}`);
-  return path.join(dir, files[0]!);
-}
-
+/** The Directory object's name (worker/directory/routes.ts DIRECTORY_NAME; that module needs the Workers runtime). */
+export const DIRECTORY_NAME = "directory";
+export const directoryDir = (persistDir: string) => path.join(persistDir, "do", "clawrelay-Directory");
 /** A synthetic agent id for a card loaded without an agent (ag_ and 12 hex digits, as agentIdFor makes). */
 export const syntheticAgentId = (i: number) => `ag_f${i.toString(16).padStart(11, "0")}`;
 
-/** Inserts cards as a publish stores them (parseCard's shape, signed_at 0), in one transaction. */
-export function insertCards(file: string, cards: readonly CardFile[], firstIndex: number): void {
-  const db = new DatabaseSync(file);
-  try {
-    const insert = db.prepare(`INSERT INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, 0)`);
-    db.exec("BEGIN");
-    cards.forEach((card, i) => {
-      const parsed = parseCard({ ...card, agent_id: syntheticAgentId(firstIndex + i) }, card.name);
-      insert.run(parsed.name, parsed.agent_id, JSON.stringify(parsed));
-    });
-    db.exec("COMMIT");
-  } finally {
-    db.close();
-  }
+export async function diskUsage(dir: string): Promise<{ files: number; bytes: number }> {
+  const files = (await readdir(dir, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile());
+  const sizes = await Promise.all(files.map(async (entry) => (await stat(path.join(entry.parentPath, entry.name))).size));
+  return { files: files.length, bytes: sizes.reduce((a, b) => a + b, 0) };
 }
 
-/** Marks the persisted index as format 0: the next start must rebuild it (worker/directory/index-store.ts). */
-export function invalidateIndex(file: string): void {
-  const db = new DatabaseSync(file);
-  try {
-    const changed = db.prepare(`UPDATE search_meta SET json = '{"format":0}'`).run().changes;
-    if (Number(changed) !== 1) throw new Error(`${file} has no persisted search index to invalidate`);
-  } finally {
-    db.close();
+export async function editDirectoryDb(persistDir: string, edit: (db: DatabaseSync) => void): Promise<void> {
+  const files = (await readdir(directoryDir(persistDir))).filter((file) => file.endsWith(".sqlite") && file !== "metadata.sqlite");
+  if (files.length !== 1) throw new Error(`expected one Directory database in ${directoryDir(persistDir)}, found ${files.join(", ") || "none"}`);
+  const db = new DatabaseSync(path.join(directoryDir(persistDir), files[0]!));
+  try { edit(db); } finally { db.close(); }
+}
+
+/** 100,000 cards without 90,000 signed publishes: inserted as a publish stores them (parseCard's shape, signed_at 0). */
+export function insertCards(db: DatabaseSync, cards: readonly CardFile[], firstIndex: number): void {
+  const insert = db.prepare(`INSERT INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, 0)`);
+  db.exec("BEGIN");
+  for (const [i, card] of cards.entries()) {
+    const parsed = parseCard({ ...card, agent_id: syntheticAgentId(firstIndex + i) }, card.name);
+    insert.run(parsed.name, parsed.agent_id, JSON.stringify(parsed));
   }
+  db.exec("COMMIT");
+}
+
+/** Marks the persisted index as format 0 (worker/directory/index-store.ts): the next start rebuilds it from every card, as every start did before. */
+export function invalidateIndex(db: DatabaseSync): void {
+  if (Number(db.prepare(`UPDATE search_meta SET json = '{"format":0}'`).run().changes) !== 1) throw new Error("the Directory has no persisted search index to invalidate");
+}
+
+// The Directory object through Miniflare's RPC proxy: Miniflare lets go of the object only when the proxy is
+// garbage-collected, and till then it cannot be evicted, so an eviction must follow a restart.
+async function directory(mf: Miniflare) {
+  const namespace = await mf.getDurableObjectNamespace("DIRECTORY");
+  return namespace.get(namespace.idFromName(DIRECTORY_NAME)) as unknown as {
+    publish(card: unknown, signedAt: number): Promise<{ ok: boolean; code?: string; message?: string }>;
+    indexStats(): Promise<DirectoryStats>;
+  };
+}
+
+export const directoryStats = async (mf: Miniflare) => JSON.parse(JSON.stringify(await (await directory(mf)).indexStats())) as DirectoryStats;
+
+export async function publishThroughRpc(mf: Miniflare, cards: readonly unknown[], signedAt: number, concurrency: number) {
+  const stub = await directory(mf);
+  return runClosedLoop(cards.length, concurrency, async (i) => {
+    const start = performance.now();
+    const answer = await stub.publish(cards[i], signedAt);
+    if (answer.ok !== true) throw new Error(`publishing card ${i} over RPC -> ${String(answer.code)}: ${String(answer.message)}`);
+    return performance.now() - start;
+  });
 }

@@ -1,7 +1,5 @@
-// A seeded pseudo-random generator for the synthetic directories of bench/search-bench.ts and
-// bench/directory-cards.ts: a fixed seed gives the same cards and queries on every run.
+// A seeded pseudo-random generator (directory cards, the agent drain's 503s): the same draws on every run.
 
-/** mulberry32: uniform numbers in [0, 1). */
 export function rng(seed: number): () => number {
   return () => {
     seed = (seed + 0x6d2b79f5) | 0;

@@ -1,4 +1,4 @@
-// Bench-only Worker entry: bundled from bench/baseline-worker.toml by bench/relay-bench.ts and never
+// Bench-only Worker entry: bundled from bench/baseline-worker.toml by bench/relay-scenario.ts and never
 // deployed (worker/index.ts does not import it, so the production bundle holds none of it). It serves
 // the relay exactly as worker/index.ts exports it, plus the two baselines its intake figures are
 // divided by, reached through the relay's own edge app (the same Hono router, getByName, stub.fetch of

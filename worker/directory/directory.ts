@@ -166,7 +166,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     return combineHybrid(lexical, semantic.scores(queryVector), (name) => semantic.card(name), limit);
   }
 
-  /** The search index's figures (bench/directory-bench.ts, tests): size, memory, rows written. */
+  /** The search index's figures (npm run bench:directory, tests): size, memory, rows written. */
   async indexStats(): Promise<DirectoryStats> {
     return { ...this.index.stats(), cardRowsWritten: this.cardRowsWritten };
   }

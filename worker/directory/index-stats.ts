@@ -1,5 +1,5 @@
 // What the Directory object reports of its search index (Directory.indexStats()). Types only, with no
-// Workers types, so the benchmark (bench/directory-load.ts, built for Node) reads the same shape.
+// Workers types, so the benchmark (bench/directory-storage.ts, built for Node) reads the same shape.
 
 export interface IndexStats {
   cards: number;

@@ -1,5 +1,5 @@
 // The directory's search with every card in memory: the ranking core (term-index.ts) plus the cards
-// its hits return. Imported by bench/search-bench.ts and the benches' in-Node reference, and by tests as
+// its hits return. Imported by the directory bench (bench/directory-rounds.ts) as the in-Node reference, and by tests as
 // the full rebuild the persisted index (index-store.ts, what the Directory object runs) must equal.
 // Platform-free. Covered by test/worker/directory/ranking.test.ts.
 //

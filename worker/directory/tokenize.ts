@@ -1,5 +1,5 @@
 // Text → index terms for the directory's search (worker/directory/search-index.ts); platform-free so
-// bench/search-bench.ts can run it in Node. Covered by test/worker/directory/tokenize.test.ts.
+// the directory bench can run it in Node. Covered by test/worker/directory/tokenize.test.ts.
 //
 // Cards and queries go through the same function, so any choice here only has to be consistent:
 // NFKC folds full-width and compatibility forms (ＡＢＣ, ﬁ, ①) before lowercasing; words are runs of
