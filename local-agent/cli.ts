@@ -143,7 +143,7 @@ async function secretFlag(): Promise<string | undefined> {
 }
 
 async function sources(action: SourcesAction): Promise<void> {
-  const [{ runSourcesCommand }, { inboxAccess }] = await Promise.all([import("./cli/cli-sources.ts"), import("./cli/cli-messages.ts")]);
+  const [{ runSourcesCommand }, { inboxAccess }] = await Promise.all([import("./cli/cli-sources.ts"), import("./relay/messages.ts")]);
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 

@@ -6,18 +6,12 @@ import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope 
 import type { EnvelopeType, MessageState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
-import { dropMessage, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "../relay/messages.ts";
-import type { InboxAccess } from "../relay/messages.ts";
+import { dropMessage, inboxAccess, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "../relay/messages.ts";
 import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
 import { loadSettings } from "../settings.ts";
-import type { AgentSettings } from "../settings.ts";
 import { UsageError } from "./cli-args.ts";
 import type { Values } from "./cli-args.ts";
 import { choiceFlag, stringFlag, switchFlag } from "./cli-flags.ts";
-
-export function inboxAccess(settings: AgentSettings): InboxAccess {
-  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
-}
 
 const MESSAGE_ACTIONS = ["show", "replay", "drop"];
 

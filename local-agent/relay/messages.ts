@@ -4,7 +4,9 @@
 import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
 import { MESSAGE_STATES } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
+import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
+import type { AgentSettings } from "../settings.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
 
@@ -12,6 +14,11 @@ export interface InboxAccess {
   relayUrl: string;
   agentId: string;
   identity: Identity;
+}
+
+/** The inbox as the settings file names it, signed for with the agent's own key. */
+export function inboxAccess(settings: AgentSettings): InboxAccess {
+  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
 }
 
 /** Listing more than this in one command is for the HTTP API and its paging. */
