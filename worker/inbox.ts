@@ -154,9 +154,8 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     };
   }
 
-  // --- RPC between inboxes of this relay -------------------------------------------------------
+  // --- RPC between inboxes of this relay (documented on InboxRpc, env.ts) -------------------------
 
-  /** A key this inbox's agent registered here (its keys and its receipt key); null if unknown. */
   async lookupKey(keyId: string): Promise<KeyRecord | null> {
     const config = this.config;
     if (!config) return null;
@@ -167,7 +166,6 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     return key ? { key_id: key.key_id, agent_id: config.agent_id, pubkey: key.pubkey, state: key.state } : null;
   }
 
-  /** Whether this inbox is claimed and `publicKey` may act for it (the directory asks). */
   async authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean; admittedByToken: boolean }> {
     return {
       claimed: this.config !== null,
@@ -181,7 +179,6 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     return admissionFrom(this.env);
   }
 
-  /** Stores receipts other inboxes of this relay signed for this agent (trusted: relay-internal). */
   async acceptSiblingReceipts(receipts: SiblingReceipt[]): Promise<SiblingResult[]> {
     if (!this.config) return receipts.map(() => "no_inbox");
     return storeSiblingReceipts(this.intake(), receipts);
