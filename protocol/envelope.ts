@@ -1,9 +1,14 @@
-// The a2a/0.1 envelope (docs/protocol.md, "Envelopes"): shape, the nine-field signing input, building and signing.
+// The a2a envelope (docs/protocol.md, "Envelopes"): shape, the signing input, building and signing.
+// a2a/0.1 signs nine fields; a2a/0.2 (the hub's later clients) appends topic and goal, "" when null.
 import { fromBase64, toBase64, utf8 } from "./encoding.ts";
 import { RelayError } from "./errors.ts";
 import { payloadHash } from "./payload-hash.ts";
 
 export const ENVELOPE_VERSION = "a2a/0.1";
+/** Adds `topic` and `goal` to the signed fields (the public hub code's crypto.py, from 2026). */
+export const ENVELOPE_VERSION_TOPICS = "a2a/0.2";
+export const ENVELOPE_VERSIONS = [ENVELOPE_VERSION, ENVELOPE_VERSION_TOPICS] as const;
+export type EnvelopeVersion = (typeof ENVELOPE_VERSIONS)[number];
 export const ENVELOPE_TYPES = [
   "message",
   "ack",
@@ -28,7 +33,7 @@ export interface EnvelopeSignature {
 /** The envelope before signing. Declared in full: Omit<> over a type with an index signature would
  *  erase the named fields. */
 export interface UnsignedEnvelope {
-  v: typeof ENVELOPE_VERSION;
+  v: EnvelopeVersion;
   msg_id: string;
   ts: number;
   from: string;
@@ -38,9 +43,12 @@ export interface UnsignedEnvelope {
   ttl_sec: number;
   payload: Record<string, unknown>;
   payload_hash: string;
+  /** Signed in a2a/0.2 only; parseEnvelope keeps them there and drops them from a2a/0.1. */
+  topic?: string | null;
+  goal?: string | null;
   /**
-   * Other fields may be present on envelopes this side builds or reads back from a hub (topic, goal,
-   * a display name); parseEnvelope drops them: a2a/0.1 signs none of them.
+   * Other fields may be present on envelopes this side builds or reads back from a hub (mentions,
+   * trace_id, a display name); parseEnvelope drops them: no version signs them.
    */
   [extra: string]: unknown;
 }
@@ -64,14 +72,22 @@ function shortString(value: unknown): value is string {
   return typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH;
 }
 
+const MAX_TOPIC_LENGTH = 1024;
+
+function optionalText(value: Record<string, unknown>, field: "topic" | "goal"): string | null {
+  const text = value[field] ?? null;
+  if (text !== null && (typeof text !== "string" || text.length > MAX_TOPIC_LENGTH)) throw invalid(field, `null or a string of at most ${MAX_TOPIC_LENGTH} characters`);
+  return text;
+}
+
 /**
- * Checks the shape of an a2a/0.1 envelope; throws RelayError(400, invalid_envelope) naming the field.
- * Returns exactly the signed fields and `sig`: anything else in the input is dropped, so what the relay
- * stores and delivers is what the signature covers (a2a/0.1 signs no extras; other versions are refused).
+ * Checks the shape of an a2a/0.1 or a2a/0.2 envelope; throws RelayError(400, invalid_envelope) naming
+ * the field. Returns exactly the signed fields and `sig`: anything else in the input is dropped, so what
+ * the relay stores and delivers is what the signature covers (other versions are refused).
  */
 export function parseEnvelope(value: unknown): Envelope {
   if (!isPlainObject(value)) throw new RelayError(400, "invalid_envelope", "the body must be a JSON object (an a2a/0.1 envelope)");
-  if (value.v !== ENVELOPE_VERSION) throw invalid("v", `"${ENVELOPE_VERSION}" (the only version whose signing input this relay knows)`);
+  if (!ENVELOPE_VERSIONS.includes(value.v as EnvelopeVersion)) throw invalid("v", `"${ENVELOPE_VERSION}" or "${ENVELOPE_VERSION_TOPICS}" (the versions whose signing input this relay knows)`);
   if (!shortString(value.msg_id)) throw invalid("msg_id", `a string of 1..${MAX_ID_LENGTH} characters`);
   if (!Number.isSafeInteger(value.ts)) throw invalid("ts", "an integer (unix seconds)");
   if (!shortString(value.from)) throw invalid("from", "an agent id");
@@ -97,8 +113,9 @@ export function parseEnvelope(value: unknown): Envelope {
   if (!isPlainObject(sig) || sig.alg !== "ed25519" || !shortString(sig.key_id) || typeof sig.value !== "string" || sig.value.length > 256) {
     throw invalid("sig", '{"alg":"ed25519","key_id":"k_…","value":"<base64>"}');
   }
+  const topics = value.v === ENVELOPE_VERSION_TOPICS ? { topic: optionalText(value, "topic"), goal: optionalText(value, "goal") } : {};
   return {
-    v: ENVELOPE_VERSION,
+    v: value.v as EnvelopeVersion,
     msg_id: value.msg_id,
     ts: value.ts as number,
     from: value.from,
@@ -108,25 +125,29 @@ export function parseEnvelope(value: unknown): Envelope {
     ttl_sec: ttl,
     payload: value.payload,
     payload_hash: value.payload_hash,
+    ...topics,
     sig: { alg: "ed25519", key_id: sig.key_id, value: sig.value },
   };
 }
 
-/** UTF-8 of v, msg_id, ts, from, to, type, reply_to or "", ttl_sec, payload_hash joined by \n. */
+/**
+ * UTF-8 of v, msg_id, ts, from, to, type, reply_to or "", ttl_sec, payload_hash joined by \n; in
+ * a2a/0.2 then topic and goal ("" when null), as the hub builds it.
+ */
 export function signingInput(envelope: UnsignedEnvelope): Uint8Array {
-  return utf8(
-    [
-      envelope.v,
-      envelope.msg_id,
-      String(envelope.ts),
-      envelope.from,
-      envelope.to,
-      envelope.type,
-      envelope.reply_to ?? "",
-      String(envelope.ttl_sec),
-      envelope.payload_hash,
-    ].join("\n"),
-  );
+  const fields = [
+    envelope.v,
+    envelope.msg_id,
+    String(envelope.ts),
+    envelope.from,
+    envelope.to,
+    envelope.type,
+    envelope.reply_to ?? "",
+    String(envelope.ttl_sec),
+    envelope.payload_hash,
+  ];
+  if (envelope.v !== ENVELOPE_VERSION) fields.push(envelope.topic ?? "", envelope.goal ?? "");
+  return utf8(fields.join("\n"));
 }
 
 export interface EnvelopeDraft {

@@ -35,8 +35,13 @@ export type ServerFrame =
    * `hub_prefix`: the sub-path prefix the agent's hub uses ("agentgram", "botcord"): envelopes the relay
    * delivers itself are posted under `<prefix>_inbox/agent|wake`, so one pair of mappings serves all.
    */
-  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number; hub_prefix?: string }
+  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number; hub_prefix?: string; hub_mode?: HubLinkMode }
   | DeliveryFrame
+  /**
+   * The agent's hub JWT as the inbox holds it (sent after `ready` and whenever the inbox gets a newer
+   * one): the agent keeps its credentials file on the same token, so no hub client logs another out.
+   */
+  | HubTokenFrame
   /** Message `id` is on the dead-letter shelf, as a reject frame asked: the client may move its cursor past it. */
   | { type: "rejected"; id: number }
   | { type: "pong" }
@@ -59,8 +64,25 @@ export interface DeliveryFrame {
   headers?: Record<string, string>;
 }
 
+/** How the inbox is linked to its hub: the hub pushes webhooks, the inbox pulls, or no link. */
+export type HubLinkMode = "webhook" | "pull" | "off";
+
+/** A hub JWT and when it expires (unix seconds); the newer of two is the one that expires later. */
+export interface HubTokenFrame {
+  type: "hub_token";
+  token: string;
+  expires_at: number;
+}
+
+/** A hub JWT is a few hundred characters; anything near this is not one. */
+export const HUB_TOKEN_MAX_LENGTH = 4096;
+
 export type ClientFrame =
   | { type: "auth"; key: string; signature: string; after?: number; window?: number }
+  /** The hub has new mail for this agent (its /hub/ws said so): a pulling inbox pulls now. */
+  | { type: "hub_pull" }
+  /** A hub JWT the agent holds (its credentials file, a registration): taken when newer than the inbox's. */
+  | HubTokenFrame
   /** The gateway accepted message `id` (or the agent consumed it): the relay deletes it. */
   | { type: "ack"; id: number }
   /**
@@ -122,7 +144,19 @@ export function parseClientFrame(text: string): ClientFrame | null {
     }
     case "ping":
       return { type: "ping" };
+    case "hub_pull":
+      return { type: "hub_pull" };
+    case "hub_token":
+      return parseHubToken(frame);
     default:
       return null;
   }
+}
+
+/** A hub_token frame's fields, or null: a non-empty printable token and a positive expiry. */
+export function parseHubToken(value: Record<string, unknown>): HubTokenFrame | null {
+  const { token, expires_at: expiresAt } = value;
+  if (typeof token !== "string" || token.length === 0 || token.length > HUB_TOKEN_MAX_LENGTH || !/^[\x21-\x7e]+$/.test(token)) return null;
+  if (!isNonNegativeInteger(expiresAt) || expiresAt === 0) return null;
+  return { type: "hub_token", token, expires_at: expiresAt };
 }

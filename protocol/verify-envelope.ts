@@ -28,12 +28,17 @@ export interface EnvelopeChecks {
   verify?: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>;
   /** The envelope's signing input when the caller already built it (it is built here otherwise). */
   input?: Uint8Array;
+  /**
+   * A room the hub says it delivered this envelope to the inbox in (a room message is addressed to
+   * the room, `rm_…`, and fanned out to each member): `to` may name it instead of the inbox.
+   */
+  room?: string | null;
 }
 
 const fail = (code: string, message: string) => new RelayError(400, code, message);
 
 export async function verifyEnvelope(envelope: Envelope, checks: EnvelopeChecks): Promise<KeyRecord> {
-  if (envelope.to !== checks.inbox) {
+  if (envelope.to !== checks.inbox && !(checks.room && envelope.to === checks.room)) {
     throw fail("wrong_recipient", `envelope is addressed to ${envelope.to}, but this is the inbox of ${checks.inbox}`);
   }
   if (Math.abs(checks.nowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
@@ -57,7 +62,7 @@ export async function verifyEnvelope(envelope: Envelope, checks: EnvelopeChecks)
   const signature = signatureBytes(envelope);
   const verify = checks.verify ?? verifyWebCrypto;
   if (!publicKey || !signature || !(await verify(publicKey, checks.input ?? signingInput(envelope), signature))) {
-    throw fail("invalid_signature", "the Ed25519 signature does not verify over the nine-field signing input");
+    throw fail("invalid_signature", "the Ed25519 signature does not verify over the signing input (nine fields; eleven in a2a/0.2)");
   }
   return key;
 }

@@ -5,8 +5,9 @@ import { INBOX_DEFAULTS, isAgentId, parseEnvelope } from "../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub/hub-client.ts";
 import type { ReceiptPostResult } from "./hub/hub-client.ts";
-import { bridgeHistory, pullFromHub } from "./hub/hub-sync.ts";
-import type { HubHost } from "./hub/hub-sync.ts";
+import { bridgeHistory } from "./hub/hub-bridge.ts";
+import { pullFromHub } from "./hub/hub-pull.ts";
+import type { PullHost } from "./hub/hub-pull.ts";
 import type { Envelope } from "../protocol/index.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import type { InFlight } from "./storage/stored-message.ts";
@@ -16,10 +17,8 @@ import { siblingReceipt } from "./intake/sibling-receipts.ts";
 import { closeIfAuthOverdue } from "./delivery/socket-session.ts";
 
 /** What the alarm's work needs of its inbox (inbox.ts). */
-export interface HousekeepingHost extends HubHost {
+export interface HousekeepingHost extends PullHost {
   readonly config: InboxConfig | null;
-  /** Pull mode: when the alarm next asks the hub; null = at this alarm. */
-  nextPullAt: number | null;
   sockets(): WebSocket[];
   inFlight(): InFlight | null;
   sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
@@ -103,8 +102,8 @@ export async function runHousekeeping(inbox: HousekeepingHost, nowMs: number): P
     const state = inbox.store.loadHubState();
     // The pull schedule lives in memory: after an eviction the next alarm simply pulls at once.
     if (link.mode === "pull") {
-      if (inbox.nextPullAt === null || inbox.nextPullAt <= nowMs) inbox.nextPullAt = await pullFromHub(inbox, nowMs);
-      consider(inbox.nextPullAt);
+      if (inbox.pull.nextAt === null || inbox.pull.nextAt <= nowMs) await pullFromHub(inbox, { schedule: false });
+      if (inbox.pull.nextAt !== null) consider(inbox.pull.nextAt);
     }
     if (link.mode === "webhook" && state.bridge_due_at !== null) {
       if (state.bridge_due_at <= nowMs) await bridgeHistory(inbox, nowMs);

@@ -17,7 +17,7 @@ import { acceptEnvelope, acceptOpaqueHook } from "./intake/intake.ts";
 import { parseJsonBody, readBodyCapped } from "./intake/request-body.ts";
 import { assertMayClaim, claimHasToken } from "./access/admission.ts";
 import { hubRoutes } from "./hub/hub-routes.ts";
-import { acceptFlatHubHook, learnPrefix } from "./hub/hub-sync.ts";
+import { acceptFlatHubHook, learnPrefix } from "./hub/hub-bridge.ts";
 import { queryInteger } from "./delivery/query-params.ts";
 import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
@@ -26,12 +26,12 @@ import { openSession } from "./delivery/socket-session.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 import type { Admission } from "./access/admission.ts";
 import type { InboxConfig } from "./inbox-config.ts";
-import type { HubHost } from "./hub/hub-sync.ts";
+import type { HubRouteHost } from "./hub/hub-routes.ts";
 import type { QueueHost } from "./delivery/queue-routes.ts";
 import type { SourceHost } from "./sources/source-routes.ts";
 
 /** What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need. */
-export interface InboxHost extends QueueHost, HubHost, SourceHost {
+export interface InboxHost extends QueueHost, HubRouteHost, SourceHost {
   readonly config: InboxConfig | null;
   admission(): Admission | RelayError;
   defaultHubUrl(): string | undefined;
@@ -125,8 +125,8 @@ export function inboxRouter(inbox: InboxHost): Hono {
     const arrival = { via: "hook" as const, body, subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
     const now = Date.now();
     if (shape.kind === "envelope") return c.json(await acceptEnvelope(inbox.intake(now), parseEnvelope(shape.envelope), arrival), 202);
-    const bridged = await acceptFlatHubHook(inbox, arrival, now);
-    return c.json(bridged ?? (await acceptOpaqueHook(inbox.intake(now), arrival)), 202);
+    const flat = await acceptFlatHubHook(inbox, arrival, now);
+    return c.json(flat ?? (await acceptOpaqueHook(inbox.intake(now), arrival)), 202);
   });
 
   app.post("/inbox/:agent_id/envelopes", async (c) => {

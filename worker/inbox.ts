@@ -28,7 +28,10 @@ import { SourceBook } from "./sources/source-book.ts";
 import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./intake/sibling-receipts.ts";
 import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
 import type { Signer } from "./intake/receipts.ts";
-import { closeSocket, inFlightOf, pump } from "./delivery/socket-session.ts";
+import { closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
+import { forgetHubToken, tokenFrame } from "./hub/hub-token.ts";
+import type { HeldHubToken } from "./hub/hub-token.ts";
+import type { PullState } from "./hub/hub-pull.ts";
 import { answerClientFrame } from "./delivery/client-frames.ts";
 
 export class Inbox extends DurableObject<Env> implements InboxRpc {
@@ -38,10 +41,11 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly keys: KeyResolver;
   private signerPromise: Promise<Signer> | null = null;
   private alarmAt: number | null = null;
-  /** Pull mode: when the alarm next asks the hub (hub-sync.ts); in memory, null = at the next alarm. */
-  nextPullAt: number | null = null;
-  /** The agent's hub JWT (hub-sync.ts): in memory only, never stored. */
-  hubToken: { value: string; expires_at: number } | null = null;
+  /** Pull mode (hub-pull.ts): in memory; after an eviction the next alarm pulls at once. */
+  readonly pull: PullState = { running: null, again: false, nextAt: null, delayMs: null };
+  /** The agent's hub JWT (hub-token.ts): undefined until read from storage, where it is kept sealed. */
+  hubToken: HeldHubToken | null | undefined = undefined;
+  tokenRefresh: Promise<HeldHubToken> | null = null;
   private readonly waiters = new Set<() => void>();
   readonly courier = new SiblingCourier((agentId, batch) => this.sibling(agentId).acceptSiblingReceipts(batch));
   readonly outbox: SiblingOutbox;
@@ -111,8 +115,26 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     this.store.saveConfig(stored);
     this.config = stored;
     this.signerPromise = null;
-    this.hubToken = null;
-    if (hubChanged) this.keys.clear();
+    if (hubChanged) {
+      this.keys.clear();
+      // A token of another hub means nothing at this one.
+      await forgetHubToken(this);
+    }
+  }
+
+  // --- the hub token, kept sealed like the receipt key (hub-token.ts) -----------------------------
+
+  sealHubToken(plain: string): Promise<string> {
+    const secret = this.env.RECEIPT_KEY_SECRET;
+    return secret ? sealSecret(plain, `${this.requireConfig().agent_id}/hub-token`, secret) : Promise.resolve(plain);
+  }
+
+  openHubToken(stored: string): Promise<string> {
+    return openSecret(stored, `${this.requireConfig().agent_id}/hub-token`, this.env.RECEIPT_KEY_SECRET, "hub token", "hub_token_unavailable");
+  }
+
+  announceHubToken(held: HeldHubToken): void {
+    for (const ws of this.sockets()) if (stateOf(ws)?.authed) send(ws, tokenFrame(held));
   }
 
   signer(): Promise<Signer> {

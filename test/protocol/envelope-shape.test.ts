@@ -1,7 +1,7 @@
 // parseEnvelope is the gate in front of verification: every malformed field must come back as
 // RelayError(400, "invalid_envelope") naming that field, so a sender can fix it without guessing.
 import { describe, expect, it } from "vitest";
-import { RelayError, parseEnvelope } from "../../protocol/index.ts";
+import { RelayError, parseEnvelope, signingInput } from "../../protocol/index.ts";
 
 function validEnvelope(): Record<string, unknown> {
   return {
@@ -31,7 +31,7 @@ function rejection(value: unknown): RelayError {
 
 const MISSING = Symbol("missing");
 const cases: Array<[field: string, value: unknown]> = [
-  ["v", MISSING], ["v", "a2a/0.2"], ["v", 0.1],
+  ["v", MISSING], ["v", "a2a/0.3"], ["v", 0.1],
   ["msg_id", MISSING], ["msg_id", ""], ["msg_id", "x".repeat(129)], ["msg_id", 42],
   ["ts", MISSING], ["ts", "1700000000"], ["ts", 1700000000.5], ["ts", 2 ** 53], ["ts", null],
   ["from", MISSING], ["from", ""], ["from", 7],
@@ -107,8 +107,28 @@ describe("parseEnvelope", () => {
     expect(parseEnvelope({ ...validEnvelope(), reply_to: null }).reply_to).toBeNull();
   });
 
-  it("refuses other versions: a2a/0.1 is the only signing input this relay knows", () => {
-    expect(() => parseEnvelope({ ...validEnvelope(), v: "a2a/0.2" })).toThrow(/"v"/);
+  it("refuses versions whose signing input it does not know (a2a/0.1 and a2a/0.2 only)", () => {
+    expect(() => parseEnvelope({ ...validEnvelope(), v: "a2a/0.3" })).toThrow(/"v"/);
+    expect(() => parseEnvelope({ ...validEnvelope(), v: "a2a/1.0" })).toThrow(/"v"/);
+  });
+
+  it("keeps topic and goal of an a2a/0.2 envelope (they are signed there) and drops them from a2a/0.1", () => {
+    const extras = { topic: "deploy", goal: "ship it", mentions: ["ag_000000000001"] };
+    const v2 = parseEnvelope({ ...validEnvelope(), v: "a2a/0.2", ...extras });
+    expect([v2.v, v2.topic, v2.goal, "mentions" in v2]).toEqual(["a2a/0.2", "deploy", "ship it", false]);
+    const absent = parseEnvelope({ ...validEnvelope(), v: "a2a/0.2" });
+    expect([absent.topic, absent.goal]).toEqual([null, null]);
+    const v1 = parseEnvelope({ ...validEnvelope(), ...extras });
+    expect(["topic" in v1, "goal" in v1]).toEqual([false, false]);
+    expect(() => parseEnvelope({ ...validEnvelope(), v: "a2a/0.2", topic: 5 })).toThrow(/"topic"/);
+  });
+
+  it("signs topic and goal after the nine fields in a2a/0.2, \"\" for null, as the hub's crypto.py does", () => {
+    const base = parseEnvelope({ ...validEnvelope(), v: "a2a/0.2", topic: "t", goal: null });
+    const text = new TextDecoder().decode(signingInput(base));
+    expect(text.split("\n")).toEqual(["a2a/0.2", base.msg_id, "1700000000", base.from, base.to, "message", "", "3600", base.payload_hash, "t", ""]);
+    const v1 = new TextDecoder().decode(signingInput(parseEnvelope(validEnvelope())));
+    expect(v1.split("\n")).toHaveLength(9);
   });
 
   it("accepts the ttl_sec bounds 0 and 30 days", () => {

@@ -33,8 +33,21 @@ describe("signed envelope intake", () => {
     expect(messages[0]!.expires_at - messages[0]!.received_at).toBe(envelope.ttl_sec * 1000);
   });
 
+  it("verifies an a2a/0.2 envelope over the eleven fields: topic and goal are kept, and changing either breaks the signature", async () => {
+    const inbox = await claimInbox();
+    const alice = await registeredAgent();
+    const unsigned = { ...draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "on topic" } }), v: "a2a/0.2" as const, topic: "deploy", goal: "ship friday" };
+    const envelope = await signEnvelope(unsigned, alice.keyId, alice.sign);
+    expect((await postEnvelope(envelope)).status).toBe(202);
+    const { messages } = await poll(inbox.agent);
+    expect(JSON.parse(messages[0]!.body)).toMatchObject({ v: "a2a/0.2", topic: "deploy", goal: "ship friday" });
+    for (const tampered of [{ ...envelope, topic: "other" }, { ...envelope, goal: null }]) {
+      expect(await errorCode(await postEnvelope(tampered))).toBe("invalid_signature");
+    }
+  });
+
   const failures: [string, (e: Record<string, unknown>) => Record<string, unknown>, string][] = [
-    ["shape", (e) => ({ ...e, v: "a2a/0.2" }), "invalid_envelope"],
+    ["shape", (e) => ({ ...e, v: "a2a/0.3" }), "invalid_envelope"],
     ["recipient", (e) => ({ ...e, to: "ag_000000000000" }), "wrong_recipient"],
     ["timestamp in the past", (e) => ({ ...e, ts: (e.ts as number) - 301 }), "timestamp_out_of_range"],
     ["timestamp in the future", (e) => ({ ...e, ts: (e.ts as number) + 301 }), "timestamp_out_of_range"],

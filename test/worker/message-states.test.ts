@@ -138,7 +138,7 @@ describe("reject: the dead-letter shelf", () => {
     await client.sync();
     await hangUp(client);
     const again = await connect(inbox.agent.id);
-    expect(await again.auth(inbox.agent)).toEqual({ type: "ready", after: 0, backlog: 1, window: 16, dead: 1, last_id: sent[2]!.id, hub_prefix: "agentgram" });
+    expect(await again.auth(inbox.agent)).toEqual({ type: "ready", after: 0, backlog: 1, window: 16, dead: 1, last_id: sent[2]!.id, hub_prefix: "agentgram", hub_mode: "off" });
     expect(ids(await again.messages(1))).toEqual([sent[2]!.id]);
     await again.expectQuiet(100);
     await hangUp(again);

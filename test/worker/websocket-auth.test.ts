@@ -47,7 +47,7 @@ describe("connect and authenticate", () => {
     ];
     const client = await connect(inbox.agent.id);
     const ready = await client.auth(inbox.agent);
-    expect(ready).toEqual({ type: "ready", after: 0, backlog: 4, window: 16, dead: 0, last_id: 4, hub_prefix: "agentgram" });
+    expect(ready).toEqual({ type: "ready", after: 0, backlog: 4, window: 16, dead: 0, last_id: 4, hub_prefix: "agentgram", hub_mode: "off" });
     const frames = await client.messages(4);
     expect(ids(frames)).toEqual([...ids(sent)].sort((a, b) => a - b));
     frames.forEach((frame, i) => {

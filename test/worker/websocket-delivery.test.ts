@@ -88,7 +88,7 @@ describe("delivery", () => {
   it("resumes after `after`: earlier messages are skipped and deleted", async () => {
     const { inbox, sent } = await inboxWithHooks(4);
     const first = await connect(inbox.agent.id);
-    expect(await first.auth(inbox.agent, { after: sent[1]!.id })).toEqual({ type: "ready", after: sent[1]!.id, backlog: 2, window: 16, dead: 0, last_id: sent[3]!.id, hub_prefix: "agentgram" });
+    expect(await first.auth(inbox.agent, { after: sent[1]!.id })).toEqual({ type: "ready", after: sent[1]!.id, backlog: 2, window: 16, dead: 0, last_id: sent[3]!.id, hub_prefix: "agentgram", hub_mode: "off" });
     expect(ids(await first.messages(2))).toEqual(ids(sent.slice(2)));
     expect(await queued(inbox)).toBe(2);
     first.close();

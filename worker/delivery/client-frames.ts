@@ -1,30 +1,29 @@
 // What the inbox does with each frame its local agent sends on the WebSocket: auth (the newest
-// connection wins, delivery begins after the agent's cursor), ack, reject and ping. The Durable
-// Object's webSocketMessage (inbox.ts) hands every frame here inside its guard; covered by
-// test/worker/websocket-auth.test.ts and test/worker/websocket-delivery.test.ts.
+// connection wins, delivery begins after the agent's cursor), ack, reject, ping, and the hub link's
+// two: hub_pull (the agent saw mail at the hub: a pulling inbox pulls now) and hub_token (the agent
+// holds a newer hub JWT). The Durable Object's webSocketMessage (inbox.ts) hands every frame here
+// inside its guard; covered by test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts
+// and test/worker/hub-token.test.ts.
 import { CLOSE_CODES, parseClientFrame } from "../../protocol/index.ts";
 import { effectivePrefix } from "../hub/hub-link.ts";
+import { pullFromHub } from "../hub/hub-pull.ts";
+import type { PullHost } from "../hub/hub-pull.ts";
+import { heldHubToken, offerHubToken, tokenFrame } from "../hub/hub-token.ts";
 import { hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
-import type { InboxStore } from "../storage/inbox-store.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, stateOf } from "./socket-session.ts";
 
 /** What answering a frame needs of its inbox. */
-export interface FrameHost {
+export interface FrameHost extends PullHost {
   readonly config: InboxConfig | null;
-  readonly store: InboxStore;
-  /** Pull mode: when the alarm next asks the hub (hub-sync.ts). */
-  nextPullAt: number | null;
   sockets(): WebSocket[];
-  requireConfig(): InboxConfig;
-  ensureAlarm(at: number): Promise<void>;
 }
 
 export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
   const frame = typeof data === "string" ? parseClientFrame(data) : null;
   const state = stateOf(ws);
   if (!frame || !state) {
-    send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject or ping (docs/protocol.md, Frames)" });
+    send(ws, { type: "error", code: "bad_frame", message: "frames are JSON text: auth, ack, reject, ping, hub_pull or hub_token (docs/protocol.md, Frames)" });
     return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
   }
   if (frame.type === "ping") {
@@ -53,12 +52,28 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
         closeSocket(other, CLOSE_CODES.replaced, "replaced");
       }
     }
-    beginDelivery(ws, host.store, after, frame.window, effectivePrefix(hubLinkOf(config), host.store.loadHubState()));
-    // A pulling inbox looks at the hub as soon as its agent is back.
-    if (hubLinkOf(config).mode === "pull") {
-      host.nextPullAt = Date.now();
-      await host.ensureAlarm(host.nextPullAt);
+    const link = hubLinkOf(config);
+    beginDelivery(ws, host.store, after, frame.window, effectivePrefix(link, host.store.loadHubState()), link.mode);
+    if (link.mode !== "off") {
+      // The agent keeps its credentials file on the inbox's token (and answers with a newer one it has).
+      const held = await heldHubToken(host).catch(() => null);
+      if (held) send(ws, tokenFrame(held));
     }
+    // A pulling inbox looks at the hub as soon as its agent is back.
+    if (link.mode === "pull") {
+      host.pull.nextAt = Date.now();
+      await host.ensureAlarm(host.pull.nextAt);
+    }
+    return;
+  }
+  if (frame.type === "hub_pull") {
+    if (hubLinkOf(host.config).mode === "pull") await pullFromHub(host, { schedule: true });
+    return;
+  }
+  if (frame.type === "hub_token") {
+    const { taken, held } = await offerHubToken(host, frame, "agent", Date.now());
+    // Ours is newer: the agent should write that one into its credentials file.
+    if (!taken && held && held.token !== frame.token) send(ws, tokenFrame(held));
     return;
   }
   if (frame.type === "ack") return acknowledge(ws, host.store, frame.id);

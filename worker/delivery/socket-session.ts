@@ -12,7 +12,7 @@ import {
   toBase64Url,
   verifyWebCrypto,
 } from "../../protocol/index.ts";
-import type { ClientFrame, RejectFrame, ServerFrame } from "../../protocol/index.ts";
+import type { ClientFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import { keyMayActFor } from "../inbox-config.ts";
 import { deadTtlSec } from "../inbox-config.ts";
@@ -98,11 +98,11 @@ export async function authenticate(
 }
 
 /** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller). */
-export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined, hubPrefix: string): void {
+export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined, hubPrefix: string, hubMode: HubLinkMode): void {
   const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
   ws.serializeAttachment({ authed: true, from: after, sentUpTo: after, window } satisfies SocketState);
   const summary = store.summary(null);
-  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix });
+  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix, hub_mode: hubMode });
   pump(ws, store);
 }
 

@@ -1,27 +1,46 @@
 // The hub endpoints the relay calls: key look-up and receipt posting (any hub), and, for an inbox
-// linked to its hub (hub-sync.ts), token refresh, history and the pull inbox with its two-phase ack.
+// linked to its hub, token refresh (hub-token.ts), history (hub-bridge.ts) and the pull inbox with its
+// leases and two-phase ack (hub-pull.ts).
 import { RelayError, isKeyId } from "../../protocol/index.ts";
 import type { KeyRecord, KeyState } from "../../protocol/index.ts";
 
 const HUB_TIMEOUT_MS = 10_000;
 
+/**
+ * Runs a hub call (request and body read) under a deadline whose timer ends with the call.
+ * AbortSignal.timeout's timer would stay pending for its whole 10 s after a quick answer, and a
+ * pending timer keeps the Durable Object from hibernating: billed time after every pull.
+ */
+async function withDeadline<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no answer within ${HUB_TIMEOUT_MS / 1000} s`)), HUB_TIMEOUT_MS);
+  try {
+    return await run(controller.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** GET {hub}/registry/agents/{agent}/keys/{key}; null on 404, throws key_lookup_failed otherwise. */
 export async function fetchHubKey(hubUrl: string, agentId: string, keyId: string): Promise<KeyRecord | null> {
   const url = `${hubUrl}/registry/agents/${encodeURIComponent(agentId)}/keys/${encodeURIComponent(keyId)}`;
-  let response: Response;
+  let answer: { status: number; data: Record<string, unknown> | null };
   try {
-    response = await fetch(url, { signal: AbortSignal.timeout(HUB_TIMEOUT_MS) });
+    answer = await withDeadline(async (signal) => {
+      const response = await fetch(url, { signal });
+      if (!response.ok) {
+        await response.body?.cancel();
+        return { status: response.status, data: null };
+      }
+      return { status: response.status, data: (await response.json().catch(() => null)) as Record<string, unknown> | null };
+    });
   } catch {
     throw new RelayError(502, "key_lookup_failed", `could not reach the hub at ${hubUrl} to look up key ${keyId}; retry later`);
   }
-  if (response.status === 404) {
-    await response.body?.cancel();
-    return null;
-  }
-  const data = response.ok ? ((await response.json().catch(() => null)) as Record<string, unknown> | null) : null;
+  if (answer.status === 404) return null;
+  const data = answer.data;
   if (!data || typeof data.pubkey !== "string" || !isKeyId(data.key_id)) {
-    await response.body?.cancel();
-    throw new RelayError(502, "key_lookup_failed", `the hub at ${hubUrl} answered ${response.status} without a usable key record for ${keyId}; retry later`);
+    throw new RelayError(502, "key_lookup_failed", `the hub at ${hubUrl} answered ${answer.status} without a usable key record for ${keyId}; retry later`);
   }
   const state: KeyState = data.state === "active" || data.state === "pending" || data.state === "revoked" ? data.state : "revoked";
   // A hub that names the owner is believed over the path we asked under.
@@ -50,19 +69,16 @@ async function detailOf(response: Response): Promise<string> {
 /** POST {hub}/hub/receipt. */
 export async function postHubReceipt(hubUrl: string, receiptJson: string): Promise<ReceiptPostResult> {
   try {
-    const response = await fetch(`${hubUrl}/hub/receipt`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: receiptJson,
-      signal: AbortSignal.timeout(HUB_TIMEOUT_MS),
+    return await withDeadline(async (signal): Promise<ReceiptPostResult> => {
+      const response = await fetch(`${hubUrl}/hub/receipt`, { method: "POST", headers: { "content-type": "application/json" }, body: receiptJson, signal });
+      if (response.ok) {
+        await response.body?.cancel();
+        return { outcome: "accepted", status: response.status, detail: "" };
+      }
+      const detail = await detailOf(response);
+      const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+      return { outcome: permanent ? "refused" : "retry", status: response.status, detail };
     });
-    if (response.ok) {
-      await response.body?.cancel();
-      return { outcome: "accepted", status: response.status, detail: "" };
-    }
-    const detail = await detailOf(response);
-    const permanent = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
-    return { outcome: permanent ? "refused" : "retry", status: response.status, detail };
   } catch (err) {
     return { outcome: "retry", status: 0, detail: `hub unreachable: ${(err as Error).message}` };
   }
@@ -78,16 +94,19 @@ export class HubCallError extends Error {
 }
 
 async function hubJson(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
-  let response: Response;
+  let answer: { status: number; body: Record<string, unknown> | null; detail: string };
   try {
-    response = await fetch(url, { ...init, signal: AbortSignal.timeout(HUB_TIMEOUT_MS) });
+    answer = await withDeadline(async (signal) => {
+      const response = await fetch(url, { ...init, signal });
+      if (!response.ok) return { status: response.status, body: null, detail: await detailOf(response) };
+      return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null, detail: "" };
+    });
   } catch (err) {
     throw new HubCallError(0, `${what}: hub unreachable (${(err as Error).message})`);
   }
-  if (!response.ok) throw new HubCallError(response.status, `${what}: hub answered ${response.status} ${await detailOf(response)}`);
-  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-  if (!body || typeof body !== "object") throw new HubCallError(502, `${what}: hub answered ${response.status} without JSON`);
-  return body;
+  if (answer.status < 200 || answer.status > 299) throw new HubCallError(answer.status, `${what}: hub answered ${answer.status} ${answer.detail}`);
+  if (!answer.body || typeof answer.body !== "object") throw new HubCallError(502, `${what}: hub answered ${answer.status} without JSON`);
+  return answer.body;
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
@@ -107,7 +126,12 @@ export async function refreshHubToken(hubUrl: string, agentId: string, keyId: st
 export interface HubRecord {
   hub_msg_id: string;
   envelope: unknown;
+  /** History: queued | processing | delivered | acked | done (failed records are not listed). */
   state?: string;
+  created_at?: string;
+  room_id?: string | null;
+  topic?: string | null;
+  [field: string]: unknown;
 }
 
 function records(body: Record<string, unknown>): { messages: HubRecord[]; hasMore: boolean } {
@@ -116,15 +140,24 @@ function records(body: Record<string, unknown>): { messages: HubRecord[]; hasMor
   return { messages, hasMore: body.has_more === true };
 }
 
-/** GET /hub/history?after=…: records the agent sent or received, oldest first; the envelopes are the signed originals. */
+/**
+ * GET /hub/history: records the agent sent or received. With `after`, the ones after it oldest first;
+ * without, the newest first (the hub's order) — returned here oldest first either way.
+ */
 export async function fetchHubHistory(hubUrl: string, token: string, after: string | null): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
   const query = `limit=100${after ? `&after=${encodeURIComponent(after)}` : ""}`;
-  return records(await hubJson(`${hubUrl}/hub/history?${query}`, { headers: bearer(token) }, "history"));
+  const page = records(await hubJson(`${hubUrl}/hub/history?${query}`, { headers: bearer(token) }, "history"));
+  return after ? page : { messages: page.messages.reverse(), hasMore: false };
 }
 
-/** GET /hub/inbox?ack=false: waiting records, leased ("processing") until acknowledged. */
+/** GET /hub/inbox?ack=false: waiting records, leased ("processing", 120 s) until acknowledged. */
 export async function pullHubInbox(hubUrl: string, token: string): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
   return records(await hubJson(`${hubUrl}/hub/inbox?limit=50&timeout=0&ack=false`, { headers: bearer(token) }, "inbox pull"));
+}
+
+/** POST /hub/inbox/lease/renew: keeps records leased to us while we are still storing them. */
+export async function renewHubLeases(hubUrl: string, token: string, ids: string[]): Promise<void> {
+  await hubJson(`${hubUrl}/hub/inbox/lease/renew`, { method: "POST", headers: bearer(token), body: JSON.stringify({ message_ids: ids }) }, "lease renew");
 }
 
 /** POST /hub/inbox/ack: the records are stored here; the hub marks them delivered. */

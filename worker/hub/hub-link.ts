@@ -2,20 +2,24 @@
 // which sub-path prefix it posts to, and what the link last did (for `clawrelay hub status`).
 // The settings are part of the claim (inbox-config.ts); the state lives in meta 'hub_state'.
 import { RelayError, isHubPrefix } from "../../protocol/index.ts";
-import type { HubPrefix } from "../../protocol/index.ts";
+import type { HubLinkMode, HubPrefix } from "../../protocol/index.ts";
 
-export type HubMode = "webhook" | "pull" | "off";
+export type HubMode = HubLinkMode;
 
 export interface HubLink {
   /** webhook: the hub posts here (flat 2.x bodies are bridged to their signed originals); pull: the inbox polls the hub; off: not linked. */
   mode: HubMode;
-  /** Set by the owner; null: learned from the hub's probes (HubState.learned_prefix), else agentgram. */
+  /** Set by the owner; null: learned from the hub's probes (HubState.learned_prefix), else the mode's default. */
   prefix: HubPrefix | null;
+  /**
+   * Pull mode: the longest wait between two pulls while nothing arrives (hub-schedule.ts backs off to
+   * it). 120 s keeps an idle inbox at 720 alarm runs and row writes a day.
+   */
   pull_interval_sec: number;
 }
 
 /** off: not linked (hub webhooks are stored as they come; nothing is bridged or pulled) — until `clawrelay hub register`. */
-export const HUB_LINK_DEFAULTS: HubLink = { mode: "off", prefix: null, pull_interval_sec: 15 };
+export const HUB_LINK_DEFAULTS: HubLink = { mode: "off", prefix: null, pull_interval_sec: 120 };
 
 export interface HubOutcome {
   at: number;
@@ -25,8 +29,21 @@ export interface HubOutcome {
   detail: string;
 }
 
+/** A flat webhook body stored before its signed original was found (hub-bridge.ts). */
+export interface BridgeClaim {
+  /** The stored message's id. */
+  seq: number;
+  sender: string;
+  /** sha-256 hex of the body's text after "says: " (the text itself may be large). */
+  text_hash: string;
+  session_key: string;
+  at: number;
+}
+
 export interface HubState {
   learned_prefix: HubPrefix | null;
+  /** Flat bodies waiting for their signed original, oldest first. */
+  claims: BridgeClaim[];
   /** hub_msg_id up to which history records are settled (bridged, not ours, or not messages). */
   history_cursor: string | null;
   bridge_due_at: number | null;
@@ -34,16 +51,26 @@ export interface HubState {
   receipts_refused: number;
   last_pull: (HubOutcome & { count: number }) | null;
   last_bridge: (HubOutcome & { acked: number }) | null;
+  /**
+   * The hub refused a token the inbox held (401) though it had not expired: another client of this
+   * agent refreshed its token, which ends every older one. `hub status` and `doctor` show it.
+   */
+  token_lost: { count: number; last_at: number } | null;
+  /** hub_msg_ids the inbox pulled lately (newest last), so a status check can tell what another client took. */
+  recent_pulled: string[];
 }
 
 export const EMPTY_HUB_STATE: HubState = {
   learned_prefix: null,
+  claims: [],
   history_cursor: null,
   bridge_due_at: null,
   last_receipt: null,
   receipts_refused: 0,
   last_pull: null,
   last_bridge: null,
+  token_lost: null,
+  recent_pulled: [],
 };
 
 const bad = (message: string) => new RelayError(400, "invalid_claim", message);
@@ -61,7 +88,18 @@ export function parseHubLink(value: unknown, previous: HubLink): HubLink {
   return { mode, prefix, pull_interval_sec: interval };
 }
 
-/** The prefix messages the relay formats itself are posted under, so one pair of mappings serves all. */
+/**
+ * The prefix messages the relay formats itself are posted under, so one pair of mappings serves all:
+ * set, else learned from the hub's probes, else botcord for a pulling link (hubs that only offer pull
+ * run the public code, whose webhooks used botcord_inbox/…), else agentgram (the Agentline service).
+ */
 export function effectivePrefix(link: HubLink, state: HubState): HubPrefix {
-  return link.prefix ?? state.learned_prefix ?? "agentgram";
+  return link.prefix ?? state.learned_prefix ?? (link.mode === "pull" ? "botcord" : "agentgram");
+}
+
+/** Where the effective prefix came from, for `hub status`. */
+export function prefixSource(link: HubLink, state: HubState): string {
+  if (link.prefix) return "set";
+  if (state.learned_prefix) return "learned from the hub's probes";
+  return link.mode === "pull" ? "default for a pulling link" : "default";
 }

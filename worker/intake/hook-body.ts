@@ -2,7 +2,7 @@
 // (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
 // A body that carries an envelope is read again strictly (no duplicate keys), as a posted envelope is:
 // the signature must be checked over the one reading every parser agrees on.
-import { ENVELOPE_VERSION, assertStrictJson } from "../../protocol/index.ts";
+import { ENVELOPE_VERSIONS, assertStrictJson } from "../../protocol/index.ts";
 
 function parseJson(text: string): unknown {
   try {
@@ -13,7 +13,7 @@ function parseJson(text: string): unknown {
 }
 
 function looksLikeEnvelope(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && (value as Record<string, unknown>).v === ENVELOPE_VERSION;
+  return typeof value === "object" && value !== null && (ENVELOPE_VERSIONS as readonly unknown[]).includes((value as Record<string, unknown>).v);
 }
 
 export type HookBody = { kind: "probe" } | { kind: "envelope"; envelope: unknown } | { kind: "opaque" };

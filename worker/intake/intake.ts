@@ -58,14 +58,26 @@ export interface Answer {
 }
 
 /**
- * Where the stored bytes came from: posted directly, inside a token-authenticated hook body, or pulled
- * from the inbox's own hub (hub-sync.ts), which checked the timestamp window when it was sent.
+ * Where the stored bytes came from: posted directly, inside a token-authenticated hook body, or from
+ * the inbox's own hub (pulled, or read from its history for a webhook body: hub-pull.ts,
+ * hub-bridge.ts), which checked the timestamp window when it was sent.
  */
 export type Arrival =
   | { via: "direct"; body: Uint8Array }
-  | { via: "hook"; body: Uint8Array; subpath: string; contentType: string; fromHubHistory?: boolean }
-  /** alreadyDelivered: the hub's flat body for it was delivered; record and acknowledge, store nothing. */
-  | { via: "hub"; alreadyDelivered?: boolean };
+  | { via: "hook"; body: Uint8Array; subpath: string; contentType: string }
+  | HubArrival;
+
+export interface HubArrival {
+  via: "hub";
+  /** The hub's webhook body for it was stored already (hub-bridge.ts): record and acknowledge, store nothing. */
+  alreadyDelivered?: boolean;
+  /** The room the hub delivered it in: a room message is addressed to the room, not to the inbox. */
+  room?: string | null;
+  /** Unsigned, and taken on the hub's word (a dashboard user's message): no signature to check, no ack to sign. */
+  vouched?: boolean;
+  /** What to store instead of the envelope: the flat body a webhook-era hub would have posted (hub-flat.ts). */
+  stored?: { body: Uint8Array; subpath: string };
+}
 
 /** Whether `count` more messages of `bytes` in all fit in the inbox. */
 export function hasRoom(ctx: Pick<IntakeContext, "config" | "store">, count: number, bytes: number): boolean {
@@ -125,12 +137,16 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   if (hubMade && arrival.via === "direct") {
     throw new RelayError(400, "unsigned_envelope_refused", "unsigned hub-made envelopes are accepted only through the hub webhook (POST /inbox/{id}/hooks/…)");
   }
-  if (envelope.to !== config.agent_id) {
+  const fromHub = arrival.via === "hub" ? arrival : null;
+  // Nothing to verify: the hub made it, or the inbox's own hub vouches for an unsigned sender.
+  const unsigned = hubMade || fromHub?.vouched === true;
+  const room = fromHub?.room ?? null;
+  if (envelope.to !== config.agent_id && !(room && envelope.to === room)) {
     throw new RelayError(400, "wrong_recipient", `envelope is addressed to ${envelope.to}, but this is the inbox of ${config.agent_id}`);
   }
   const nowSec = Math.floor(ctx.nowMs / 1000);
   // A record pulled from the hub may have waited there for hours: the hub checked its window on send.
-  const windowSec = arrival.via === "hub" || (arrival.via === "hook" && arrival.fromHubHistory) ? envelope.ts : nowSec;
+  const windowSec = fromHub ? envelope.ts : nowSec;
   if (hubMade && Math.abs(windowSec - envelope.ts) > TIMESTAMP_WINDOW_SEC) {
     throw new RelayError(400, "timestamp_out_of_range", `hub envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${nowSec})`);
   }
@@ -143,10 +159,11 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   // the record cannot be written because one exists.
 
   let keySource: ResolvedKey["source"] = null;
-  if (!hubMade) {
+  if (!unsigned) {
     try {
       await verifyEnvelope(envelope, {
         inbox: config.agent_id,
+        room,
         nowSec: windowSec,
         input,
         resolveKey: async (agentId, keyId): Promise<KeyRecord | null> => {
@@ -168,6 +185,9 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     if (!hubMade) {
       const refusal = policyRefusal(config.policy, envelope.from);
       if (refusal) throw refusal;
+    }
+    // A message whose webhook body is stored already is in: counting it now would refuse nothing.
+    if (!hubMade && !fromHub?.alreadyDelivered) {
       const rate = ctx.rates.check(envelope.from, config.rate_per_minute, ctx.nowMs);
       if (!rate.allowed) {
         throw new RelayError(429, "rate_limited", `${envelope.from} sent more than ${config.rate_per_minute} messages in a minute; retry after ${rate.retryAfterSec}s`, {
@@ -177,9 +197,9 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
       counted = true;
     }
     // A posted envelope is stored as its signed fields re-serialised (parseEnvelope dropped the rest);
-    // a hook body is the hub's, stored as the hub sent it.
-    body = arrival.via === "hook" ? arrival.body : utf8(JSON.stringify(envelope));
-    assertCapacity(ctx, body.byteLength);
+    // a hook body is the hub's, stored as the hub sent it; a pulled record as the hub would have sent it.
+    body = arrival.via === "hook" ? arrival.body : (fromHub?.stored?.body ?? utf8(JSON.stringify(envelope)));
+    if (!fromHub?.alreadyDelivered) assertCapacity(ctx, body.byteLength);
   } catch (err) {
     // A repeat is answered as the first time, and does not count against the sender's rate.
     const previous = store.findDuplicate(envelope.from, envelope.msg_id);
@@ -190,9 +210,10 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
 
   const ttlSec = envelope.ttl_sec > 0 ? envelope.ttl_sec : config.limits.hook_ttl_sec;
   const expiresAt = ctx.nowMs + ttlSec * 1000;
+  const subpath = arrival.via === "hook" ? arrival.subpath : (fromHub?.stored?.subpath ?? null);
   const message: NewMessage = {
-    kind: arrival.via === "hook" ? "hook" : "envelope",
-    subpath: arrival.via === "hook" ? arrival.subpath : null,
+    kind: subpath !== null ? "hook" : "envelope",
+    subpath,
     content_type: arrival.via === "hook" ? arrival.contentType : "application/json",
     body,
     received_at: ctx.nowMs,
@@ -201,8 +222,8 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     msg_id: envelope.msg_id,
     env_type: envelope.type,
   };
-  const ack = !hubMade && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, ctx.nowMs) : undefined;
-  const stored = !(arrival.via === "hub" && arrival.alreadyDelivered);
+  const ack = !unsigned && envelope.type === "message" ? await signAck(config, await ctx.signer(), envelope, ctx.nowMs) : undefined;
+  const stored = !fromHub?.alreadyDelivered;
   // A message to oneself needs no ack in one's own inbox.
   const route = ack && keySource === "relay" && envelope.from !== config.agent_id ? ctx.outbox.route(ctx.nowMs, stored) : null;
   const answer = await storeEnvelope(ctx, stored ? message : null, envelope, ttlSec, ack, fingerprint, route === "owed");
@@ -220,7 +241,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
 /**
  * Stores an accepted envelope with its dedup record (kept max(TTL, 24 h), so a late retry is still
  * recognised), schedules its expiry and wakes consumers. `message` null records it only (answered
- * with id 0): its flat hub body was delivered instead (hub-sync.ts). `owed`: the ack is owed to the
+ * with id 0): its flat hub body was stored instead (hub-bridge.ts). `owed`: the ack is owed to the
  * sender's inbox on this relay, which the dedup record notes (sibling-receipts.ts). Null when
  * (from, msg_id) already has a record: nothing was stored.
  */
@@ -245,8 +266,11 @@ export async function storeEnvelope(
   return answer;
 }
 
-/** A hook body with no envelope inside: stored byte-exact with its sub-path, kept for hook_ttl_sec. */
-export async function acceptOpaqueHook(ctx: IntakeContext, arrival: Extract<Arrival, { via: "hook" }>): Promise<Answer> {
+/**
+ * A hook body with no envelope inside: stored byte-exact with its sub-path, kept for hook_ttl_sec.
+ * `sender`: a hub's flat message body names its sender (hub-bridge.ts), kept for the listing.
+ */
+export async function acceptOpaqueHook(ctx: IntakeContext, arrival: Extract<Arrival, { via: "hook" }>, sender: string | null = null): Promise<Answer> {
   assertCapacity(ctx, arrival.body.byteLength);
   const expiresAt = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
   const seq = ctx.store.insertMessage({
@@ -256,9 +280,9 @@ export async function acceptOpaqueHook(ctx: IntakeContext, arrival: Extract<Arri
     body: arrival.body,
     received_at: ctx.nowMs,
     expires_at: expiresAt,
-    sender: null,
+    sender,
     msg_id: null,
-    env_type: null,
+    env_type: sender ? "message" : null,
   });
   await ctx.stored(seq, expiresAt);
   return { queued: true, id: seq };

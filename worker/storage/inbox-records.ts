@@ -69,6 +69,18 @@ export class InboxRecords {
     this.hubState = { ...state };
   }
 
+  // --- other meta values (the hub token, hub-token.ts) -------------------------------------------
+
+  readMeta(key: string): string | null {
+    const row = this.exec(`SELECT value FROM meta WHERE key = ?`, key)[0];
+    return row ? String(row.value) : null;
+  }
+
+  writeMeta(key: string, value: string | null): void {
+    if (value === null) this.exec(`DELETE FROM meta WHERE key = ?`, key);
+    else this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)`, key, value);
+  }
+
   // --- dedup --------------------------------------------------------------------------------
 
   findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {

@@ -174,6 +174,11 @@ export class InboxStore extends InboxRecords {
     return next;
   }
 
+  /** A stored flat hub body was matched to its signed original (hub-bridge.ts): name it by its msg_id. */
+  nameOrigin(seq: number, sender: string, msgId: string): void {
+    this.exec(`UPDATE messages SET sender = ?, msg_id = ? WHERE seq = ?`, sender, msgId, seq);
+  }
+
   /** Deletes one message in any state (a person's decision); its state, or null when there is none. */
   drop(seq: number): "queued" | "dead" | null {
     const rows = this.exec(`DELETE FROM messages WHERE seq = ? RETURNING seq, size, state`, seq);

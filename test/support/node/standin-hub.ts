@@ -1,8 +1,11 @@
 // A stand-in Agentline hub for tests: a real HTTP server on an ephemeral loopback port.
-// It serves key look-ups and receipt posting like a hub, and a /__test API to script and inspect it.
-// Tests share one instance, so everything is keyed by agent id (each test makes fresh agents).
+// It serves key look-ups, receipt posting and token refresh like a hub, the pull inbox and history
+// (standin-hub-inbox.ts), and a /__test API to script and inspect it. Tests share one instance, so
+// everything is keyed by agent id (each test makes fresh agents).
+import { createPublicKey, verify } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { StandinAgents } from "./standin-hub-inbox.ts";
 
 interface HubKey {
   key_id: string;
@@ -33,6 +36,16 @@ export async function startStandinHub(): Promise<StandinHub> {
   const lookups = new Map<string, number>();
   const receipts = new Map<string, unknown[]>(); // receipt `from` -> bodies, including refused ones
   const receiptScripts = new Map<string, number[]>(); // receipt `from` -> statuses to answer in turn
+  const agents = new StandinAgents();
+
+  /** A refresh is proven by an active key of the agent signing the base64-decoded nonce. */
+  function refreshAllowed(agentId: string, body: { key_id?: string; nonce?: string; sig?: string }): boolean {
+    const key = keys.get(`${agentId}/${body.key_id}`);
+    if (!key || key.state !== "active" || !body.nonce || !body.sig) return false;
+    const raw = Buffer.from(key.pubkey.slice("ed25519:".length), "base64");
+    const spki = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
+    return verify(null, Buffer.from(body.nonce, "base64"), spki, Buffer.from(body.sig, "base64"));
+  }
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -50,6 +63,20 @@ export async function startStandinHub(): Promise<StandinHub> {
         receipts.set(from, [...(receipts.get(from) ?? []), JSON.parse(text)]);
         const status = receiptScripts.get(from)?.shift() ?? 200;
         return json(res, status, status === 200 ? { received: true } : { detail: "scripted failure" });
+      }
+      if (req.method === "POST" && parts[0] === "registry" && parts[1] === "agents" && parts[3] === "token" && parts[4] === "refresh") {
+        const body = JSON.parse((await readBody(req)) || "{}") as { key_id?: string; nonce?: string; sig?: string };
+        return refreshAllowed(parts[2]!, body) ? json(res, 200, agents.mint(parts[2]!)) : json(res, 401, { detail: "Signature verification failed" });
+      }
+      if (parts[0] === "hub") {
+        const text = req.method === "POST" ? await readBody(req) : "";
+        const answer = agents.route(req, url, text ? JSON.parse(text) : null);
+        if (answer) return json(res, answer.status, answer.body);
+      }
+      if (parts[0] === "__test" && parts[1] === "agents") {
+        const text = req.method === "POST" ? await readBody(req) : "";
+        const answer = agents.test(req.method ?? "GET", parts[2]!, parts[3] ?? "", text ? JSON.parse(text) : null);
+        return json(res, answer.status, answer.body);
       }
       if (parts[0] === "__test") {
         const body = req.method === "GET" ? null : JSON.parse((await readBody(req)) || "null");

@@ -1,0 +1,79 @@
+// One hub token per agent: the inbox refreshes only when it must, keeps the token (sealed) across an
+// eviction, counts a refusal of a token that had not expired as another client's refresh, takes a
+// newer token from its agent or owner, and hands its own down — never showing it in the status view.
+import { env } from "cloudflare:workers";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
+import { errorCode, signedFetch } from "../support/workerd/agents.ts";
+import { hubSide, pullNow, pullingInbox, refreshElsewhere } from "../support/workerd/hub-link.ts";
+
+afterEach(closeAllSockets);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the inbox's hub token", () => {
+  it("is refreshed once, kept sealed at rest, and still used after an eviction", async () => {
+    const inbox = await pullingInbox();
+    const stub = env.INBOX.getByName(inbox.agent.id);
+    const side = await hubSide(inbox.agent.id);
+    expect(side.refreshes).toBe(1);
+    const stored = await runInDurableObject(stub, (o) => o.store.readMeta("hub_token"));
+    expect(stored).not.toContain(side.token!);
+    expect(JSON.parse(stored!).token).toMatch(/^enc:v1:/);
+    await evictDurableObject(stub, { webSockets: "hibernate" });
+    await pullNow(inbox);
+    const after = await hubSide(inbox.agent.id);
+    expect(after.pulls).toBe(side.pulls + 1);
+    expect(after.refreshes).toBe(1);
+  });
+
+  it("counts a refusal as another client's refresh, takes a new token and goes on pulling", async () => {
+    const inbox = await pullingInbox();
+    await sleep(1100); // a refresh within the same second returns the same token
+    await refreshElsewhere(inbox.agent.id);
+    await pullNow(inbox);
+    const side = await hubSide(inbox.agent.id);
+    expect(side.refreshes).toBe(3); // ours, theirs, ours again after the 401
+    const view = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/hub`);
+    const text = await view.text();
+    expect(text).not.toContain(side.token!);
+    const status = JSON.parse(text) as { token_lost: { count: number } | null; token: { source: string } | null; last_pull: { ok: boolean } | null };
+    expect(status.token_lost?.count).toBe(1);
+    expect(status.token?.source).toBe("refresh");
+    expect(status.last_pull?.ok).not.toBe(false);
+  });
+
+  it("takes a newer token the agent holds (no refresh of its own), and answers an older one with its own", async () => {
+    const inbox = await pullingInbox();
+    const socket = await connect(inbox.agent.id);
+    await socket.auth(inbox.agent);
+    const mine = await socket.next("hub_token");
+    socket.send({ type: "hub_token", token: "tok_older", expires_at: mine.expires_at - 60 });
+    expect((await socket.next("hub_token")).token).toBe(mine.token);
+    await sleep(1100);
+    const theirs = await refreshElsewhere(inbox.agent.id);
+    socket.send({ type: "hub_token", token: theirs.agent_token, expires_at: theirs.expires_at });
+    await socket.sync();
+    await pullNow(inbox);
+    const side = await hubSide(inbox.agent.id);
+    expect(side.refreshes).toBe(2); // the inbox's first, and the other client's: none after it
+    const status = (await (await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/hub`)).json()) as { token: { source: string }; token_lost: unknown };
+    expect(status.token.source).toBe("agent");
+    expect(status.token_lost).toBeNull();
+  });
+
+  it("is read and handed over by its owner with single-use signed requests", async () => {
+    const inbox = await pullingInbox();
+    const path = `/inbox/${inbox.agent.id}/hub/token`;
+    const read = (await (await signedFetch(inbox.agent, "GET", path)).json()) as { token: string; source: string };
+    expect([read.token, read.source]).toEqual([(await hubSide(inbox.agent.id)).token, "refresh"]);
+    await sleep(1100);
+    const theirs = await refreshElsewhere(inbox.agent.id);
+    const put = await signedFetch(inbox.agent, "PUT", path, { token: theirs.agent_token, expires_at: theirs.expires_at });
+    expect(await put.json()).toEqual({ taken: true, expires_at: theirs.expires_at, source: "owner" });
+    const stale = await signedFetch(inbox.agent, "PUT", path, { token: "tok_stale", expires_at: theirs.expires_at - 10 });
+    expect(((await stale.json()) as { taken: boolean }).taken).toBe(false);
+    expect(await errorCode(await signedFetch(inbox.agent, "PUT", path, { token: "has space", expires_at: 1 }))).toBe("invalid_hub_token");
+  });
+});

@@ -1,0 +1,170 @@
+// Pull mode: today's hub pushes nothing, so the inbox takes what waits there. GET /hub/inbox?ack=false
+// leases each record to us for 120 s; each is stored as the flat body a webhook-era hub would have
+// posted (hub-flat.ts) — signed ones verified like any posted envelope (a2a/0.2 included), unsigned ones
+// (a dashboard user's message, the hub's own) marked as vouched for by the hub — and only then confirmed
+// with POST /hub/inbox/ack. Leases are renewed for what is not stored yet when storing runs long.
+// Pulls come from the alarm (backing off while nothing arrives, hub-schedule.ts) and at once when the
+// connected agent, which holds the hub's WebSocket, says there is mail. Covered by
+// test/node/hub-link.e2e.test.ts and test/worker/hub-pull.test.ts.
+import { HUB_SENDER, RelayError, hubSubpaths, parseEnvelope, payloadHash, pulledRecordBody, readPulledRecord, utf8 } from "../../protocol/index.ts";
+import type { Envelope } from "../../protocol/index.ts";
+import { deadTtlSec, hubLinkOf } from "../inbox-config.ts";
+import { acceptEnvelope } from "../intake/intake.ts";
+import { effectivePrefix } from "./hub-link.ts";
+import { update } from "./hub-bridge.ts";
+import type { HubHost } from "./hub-bridge.ts";
+import { HubCallError, ackHubInbox, pullHubInbox, renewHubLeases } from "./hub-client.ts";
+import type { HubRecord } from "./hub-client.ts";
+import { nextPullDelay } from "./hub-schedule.ts";
+import { withHubToken } from "./hub-token.ts";
+
+/** The inbox's pulling, in memory: the schedule starts over after an eviction (the next alarm pulls). */
+export interface PullState {
+  running: Promise<void> | null;
+  /** Asked for again while running: one more pull follows. */
+  again: boolean;
+  nextAt: number | null;
+  delayMs: number | null;
+}
+
+export interface PullHost extends HubHost {
+  readonly pull: PullState;
+}
+
+const MAX_PAGES = 5;
+/** Renew the leases of what is not stored yet once storing has taken this long (they last 120 s). */
+const RENEW_AFTER_MS = 60_000;
+const RECENT_PULLED = 50;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The record's envelope; unsigned ones (the hub's own, its dashboard users') are read for their shape only. */
+export function pulledEnvelope(value: unknown): { envelope: Envelope; unsigned: boolean } {
+  const raw = isObject(value) ? value : null;
+  const sig = raw && isObject(raw.sig) ? raw.sig : null;
+  if (!raw || (sig && typeof sig.value === "string" && sig.value !== "")) return { envelope: parseEnvelope(value), unsigned: false };
+  // The hub leaves an unsigned record's payload_hash empty: computed here, so the record has its shape.
+  const hash = typeof raw.payload_hash === "string" && raw.payload_hash.startsWith("sha256:") ? raw.payload_hash : isObject(raw.payload) ? payloadHash(raw.payload) : "";
+  const keyId = sig && typeof sig.key_id === "string" && sig.key_id !== "" ? sig.key_id : HUB_SENDER;
+  return { envelope: parseEnvelope({ ...raw, payload_hash: hash, sig: { alg: "ed25519", key_id: keyId, value: "" } }), unsigned: true };
+}
+
+function mentionsOf(value: unknown): string[] | null {
+  const mentions = isObject(value) ? value.mentions : null;
+  return Array.isArray(mentions) ? mentions.filter((m): m is string => typeof m === "string") : null;
+}
+
+/**
+ * One record: stored (true: confirm it), or left leased to come back (false: a passing failure — the
+ * hub's key look-up, a full inbox, the rate limit). A record that fails the checks is stored dead with
+ * the refusal as its reason and confirmed, so it neither vanishes nor returns every 132 s.
+ */
+async function storePulled(host: PullHost, raw: HubRecord, nowMs: number): Promise<boolean> {
+  const ctx = host.intake(nowMs);
+  const record = readPulledRecord(raw)!;
+  const prefix = effectivePrefix(hubLinkOf(ctx.config), host.store.loadHubState());
+  let flat: { body: Uint8Array; subpath: string } | null = null;
+  let envelope: Partial<Envelope> | null = isObject(raw.envelope) ? (raw.envelope as Partial<Envelope>) : null;
+  try {
+    const pulled = pulledEnvelope(raw.envelope);
+    envelope = pulled.envelope;
+    const { leaf, body } = await pulledRecordBody(record, pulled.envelope, pulled.unsigned ? "hub" : "signature", mentionsOf(raw.envelope));
+    flat = { body: utf8(JSON.stringify(body)), subpath: hubSubpaths(prefix)[leaf] };
+    await acceptEnvelope(ctx, pulled.envelope, { via: "hub", room: record.room_id, vouched: pulled.unsigned, stored: flat });
+    return true;
+  } catch (err) {
+    if (!(err instanceof RelayError) || err.status === 429 || err.status >= 500) return false;
+    const keepUntil = nowMs + deadTtlSec(ctx.config) * 1000;
+    host.store.insertDead(
+      {
+        kind: "hook",
+        subpath: flat?.subpath ?? hubSubpaths(prefix).agent,
+        content_type: "application/json",
+        // What would have been delivered, else the record itself: either way a person can read it.
+        body: flat?.body ?? utf8(JSON.stringify(raw)),
+        received_at: nowMs,
+        expires_at: keepUntil,
+        sender: typeof envelope?.from === "string" ? envelope.from : null,
+        msg_id: typeof envelope?.msg_id === "string" ? envelope.msg_id : null,
+        env_type: typeof envelope?.type === "string" ? envelope.type : null,
+      },
+      { reason: `refused by the relay's checks when pulled from the hub (${record.hub_msg_id}): ${err.code}: ${err.message}`, status: err.status, attempts: 0, nowMs, keepUntil },
+    );
+    await host.ensureAlarm(keepUntil);
+    return true;
+  }
+}
+
+async function pullOnce(host: PullHost, nowMs: number): Promise<number> {
+  const hubUrl = host.requireConfig().hub_url;
+  const confirmedIds: string[] = [];
+  try {
+    await withHubToken(host, nowMs, async (token) => {
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const { messages, hasMore } = await pullHubInbox(hubUrl, token);
+        let leasedAt = Date.now();
+        const confirmed: string[] = [];
+        for (const [i, record] of messages.entries()) {
+          if (Date.now() - leasedAt > RENEW_AFTER_MS) {
+            await renewHubLeases(hubUrl, token, messages.slice(i).map((m) => m.hub_msg_id));
+            leasedAt = Date.now();
+          }
+          if (await storePulled(host, record, nowMs)) confirmed.push(record.hub_msg_id);
+        }
+        // Stored first, confirmed after: if this dies in between, the leases run out and they come back.
+        if (confirmed.length > 0) await ackHubInbox(hubUrl, token, confirmed);
+        confirmedIds.push(...confirmed);
+        if (!hasMore || messages.length === 0 || confirmed.length === 0) break;
+      }
+    });
+    // A quiet pull writes nothing: a row per pull would be the whole cost of an idle inbox.
+    const previous = host.store.loadHubState().last_pull;
+    if (confirmedIds.length > 0 || !previous?.ok) {
+      update(host, (state) => {
+        state.last_pull = { at: nowMs, ok: true, status: 200, detail: "", count: confirmedIds.length };
+        state.recent_pulled = [...state.recent_pulled, ...confirmedIds].slice(-RECENT_PULLED);
+      });
+    }
+  } catch (err) {
+    const status = err instanceof HubCallError ? err.status : 0;
+    const detail = (err as Error).message.slice(0, 300);
+    const previous = host.store.loadHubState().last_pull;
+    // The same failure again is not written again (a hub down for a night would cost a row a pull).
+    if (previous?.ok !== false || previous.detail !== detail || confirmedIds.length > 0) {
+      update(host, (state) => {
+        state.last_pull = { at: nowMs, ok: false, status, detail, count: confirmedIds.length };
+        state.recent_pulled = [...state.recent_pulled, ...confirmedIds].slice(-RECENT_PULLED);
+      });
+    }
+  }
+  return confirmedIds.length;
+}
+
+/**
+ * Pulls now (one at a time: a request while a pull runs makes one more follow it), then sets when the
+ * alarm pulls next — and schedules it, unless the caller is the alarm, which sets itself once (each
+ * setAlarm is a row written). Returns when done.
+ */
+export function pullFromHub(host: PullHost, options: { schedule: boolean }): Promise<void> {
+  const state = host.pull;
+  if (state.running) {
+    state.again = true;
+    return state.running;
+  }
+  state.running = (async () => {
+    try {
+      let found = 0;
+      do {
+        state.again = false;
+        found += await pullOnce(host, Date.now());
+      } while (state.again);
+      const ceiling = hubLinkOf(host.requireConfig()).pull_interval_sec * 1000;
+      state.delayMs = nextPullDelay(state.delayMs, found, ceiling);
+      state.nextAt = Date.now() + state.delayMs;
+      if (options.schedule) await host.ensureAlarm(state.nextAt);
+    } finally {
+      state.running = null;
+    }
+  })();
+  return state.running;
+}
