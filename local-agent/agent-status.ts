@@ -3,6 +3,7 @@
 import type { QueueSummary } from "../protocol/index.ts";
 import type { DeliveryStatus } from "./delivery/delivery-status.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
+import type { HubSideStatus } from "./hub/hub-side.ts";
 
 export type AgentRunsIn = "standalone" | "gateway plugin";
 
@@ -15,6 +16,8 @@ export interface AgentStatus {
   /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
   delivery: DeliveryStatus & { cursor: number };
   delegation: { waiting: number; late_results_dropped: number };
+  /** The hub link's side: the mode the relay said, the hub's WebSocket, the credentials file kept in step. */
+  hub: HubSideStatus;
   api_port: number;
   started_at: number;
 }

@@ -1,5 +1,6 @@
 // The long-lived local agent: relay socket → ordered delivery into the gateway → acks, plus the local
-// API. Returns a handle; only cli.ts touches process (signals, exit).
+// API and the hub link's side (hub/hub-side.ts: one shared hub token, the hub's WebSocket in pull mode).
+// Returns a handle; only cli.ts touches process (signals, exit).
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
@@ -18,6 +19,8 @@ import type { Logger } from "./logger.ts";
 import type { GatewaySource } from "./gateway/gateway-source.ts";
 import type { Environment } from "./gateway/openclaw-config.ts";
 import { RelayClient } from "./relay/relay-client.ts";
+import { HubSide } from "./hub/hub-side.ts";
+import type { HubSideOptions } from "./hub/hub-side.ts";
 import { societyRoutes } from "./society/society-api.ts";
 import { TaskRunner } from "./society/task-runner.ts";
 import type { AgentSettings } from "./settings.ts";
@@ -49,6 +52,8 @@ export interface AgentOptions {
   journalFile?: string;
   /** Where gateway settings come from; default: openclaw.json, followed as it changes. */
   gateway?: GatewaySource;
+  /** Hub-side timings (tests shorten them). */
+  hubTiming?: { watch?: HubSideOptions["watchTiming"]; pollMs?: number };
 }
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
@@ -128,8 +133,10 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     ...(journal ? { journal } : {}),
     onMessage: (frame) => loop.push(frame),
     onDisconnect: () => loop.dropQueued(),
+    onHubToken: (frame) => hubSide.relayToken(frame),
     onState: (state, detail) => {
       if (state === "connected" && relay.state !== "connected") feed.connections++;
+      if (state === "connected") hubSide.relayReady(detail.hubMode);
       relay.state = state;
       relay.since = Date.now();
       relay.backlog = detail.backlog ?? relay.backlog;
@@ -138,6 +145,14 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       relay.error = detail.error ?? (state === "connected" ? null : relay.error);
       if (state === "replaced") markReplaced();
     },
+  });
+
+  const hubSide = new HubSide({
+    settings,
+    logger,
+    relay: { sendHubPull: () => client.sendHubPull(), sendHubToken: (token, expiresAt) => client.sendHubToken(token, expiresAt) },
+    ...(options.hubTiming?.watch ? { watchTiming: options.hubTiming.watch } : {}),
+    ...(options.hubTiming?.pollMs ? { pollMs: options.hubTiming.pollMs } : {}),
   });
 
   let api: ApiServer | null = null;
@@ -149,6 +164,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath, auth_source: current.gateway.auth.source, config_error: source.error },
     delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor },
     delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
+    hub: hubSide.status(),
     api_port: api?.port ?? 0,
     started_at: startedAt,
   });
@@ -194,6 +210,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
         await loop.stop();
         await Promise.race([tasks.idle(), new Promise((r) => setTimeout(r, 2000))]);
         await client.close();
+        await hubSide.close();
         await api?.close();
         gatewayClient.close();
         journal?.close();

@@ -13,7 +13,7 @@ import type { HubPrefix } from "../protocol/index.ts";
 import type { AgentStatusAnswer } from "./agent-status.ts";
 import { cardPath } from "./society/card-file.ts";
 import { UsageError, parseInvocation } from "./cli/cli-args.ts";
-import { choiceFlag, gatewayFlags, httpUrlFlag, stringFlag, switchFlag } from "./cli/cli-flags.ts";
+import { bindFlags, choiceFlag, gatewayFlags, httpUrlFlag, stringFlag, switchFlag } from "./cli/cli-flags.ts";
 import type { Values } from "./cli/cli-args.ts";
 import { failureText } from "./cli/cli-errors.ts";
 import { helpText } from "./cli/cli-help.ts";
@@ -112,10 +112,12 @@ async function hubRegister(): Promise<void> {
   const prefix = oneOf<HubPrefix>("prefix", HUB_PREFIXES);
   const agentlineToken = str("agentline-token");
   const claimToken = str("claim-token") ?? process.env.CLAWRELAY_CLAIM_TOKEN;
+  const bind = bindFlags(values);
   const { registerWithHub } = await import("./hub/hub-link.ts");
   const result = await registerWithHub({
     settingsPath: path,
     ...(mode ? { mode } : {}),
+    ...(bind ? { bind } : {}),
     ...(prefix ? { prefix } : {}),
     ...(agentlineToken ? { agentlineToken } : {}),
     ...(claimToken ? { claimToken } : {}),
@@ -160,6 +162,8 @@ async function init(): Promise<void> {
     name: str("name"),
     importAgentline: flag("import-agentline"),
     agentlineId: str("agentline-id"),
+    importBotcord: flag("import-botcord"),
+    botcordId: str("botcord-id"),
     force: flag("force"),
     rotateToken: flag("rotate-token"),
     claimToken: str("claim-token") ?? process.env.CLAWRELAY_CLAIM_TOKEN,

@@ -17,12 +17,16 @@ export interface KeySettings {
 /** Where the hub delivers: it pushes webhooks to the inbox, or the relay pulls from the hub's inbox. */
 export type HubMode = "webhook" | "pull";
 export const HUB_MODES: readonly HubMode[] = ["webhook", "pull"];
-/** The hub's webhook sub-path prefix: `agentgram` on the Agentline service, `botcord` in the public code. */
-
 /** What `clawrelay hub register` settled with the hub (local-agent/hub/hub-link.ts). */
 export interface HubSettings {
   mode: HubMode;
+  /**
+   * The sub-path prefix the relay uses for this inbox (`agentgram` on the Agentline service, `botcord`
+   * in the public hub code), as the relay reported it after registering.
+   */
   prefix: HubPrefix;
+  /** Where the relay got it: "set" (--prefix, kept by later runs), "learned from the hub's probes", a default. */
+  prefix_source?: string;
   /** ms since the epoch. */
   registered_at: number;
   /** The hub's state for the webhook endpoint (`active`, `unverified`, …); absent in pull mode. */
@@ -57,6 +61,18 @@ export interface AgentSettings {
   /** How long a delegation waits for the target's result (default 180000). */
   delegate_timeout_ms?: number;
   hub?: HubSettings;
+  /**
+   * The hub client's credentials file whose token the agent keeps on the relay's (one token per agent:
+   * a refresh by any client ends every older token). Set by `init --import-botcord` / `--import-agentline`.
+   */
+  hub_credentials?: HubCredentialsLink;
+}
+
+export type HubCredentialsFormat = "botcord" | "agentline";
+
+export interface HubCredentialsLink {
+  path: string;
+  format: HubCredentialsFormat;
 }
 
 export function settingsHome(env: Environment): string {

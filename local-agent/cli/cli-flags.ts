@@ -1,6 +1,7 @@
 // Reading a parsed command's flags (cli-args.ts's Values): strings, switches, one of a list, http(s)
-// URLs and the gateway overrides. Each mistake is a UsageError or AgentError saying what to type.
+// URLs, the gateway overrides and a hub bind code. Each mistake is a UsageError or AgentError saying what to type.
 // Pure; imported by cli.ts and cli-messages.ts, covered by test/node/cli-usage.e2e.test.ts.
+import { fromBase64 } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import type { AgentSettings } from "../settings.ts";
 import { UsageError } from "./cli-args.ts";
@@ -42,4 +43,15 @@ export function gatewayFlags(values: Values): AgentSettings["gateway"] {
   const hooksPath = stringFlag(values, "hooks-path");
   const configPath = stringFlag(values, "openclaw-config");
   return { ...(port ? { port } : {}), ...(hooksPath ? { hooks_path: hooksPath } : {}), ...(configPath ? { config_path: configPath } : {}) };
+}
+
+/** --bind-code and --bind-nonce, which come together as the dashboard's install command prints them. */
+export function bindFlags(values: Values): { code: string; nonce: string } | undefined {
+  const code = stringFlag(values, "bind-code");
+  const nonce = stringFlag(values, "bind-nonce");
+  if (code === undefined && nonce === undefined) return undefined;
+  if (code === undefined || nonce === undefined) throw new UsageError("--bind-code and --bind-nonce go together: copy both from the dashboard's install command");
+  if (!/^bd_[A-Za-z0-9_-]+$/.test(code)) throw new UsageError(`--bind-code must be the dashboard's code, bd_… (not "${code}")`);
+  if (!fromBase64(nonce)?.length) throw new UsageError("--bind-nonce must be the base64 nonce the dashboard's install command shows");
+  return { code, nonce };
 }

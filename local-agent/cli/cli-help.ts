@@ -48,19 +48,23 @@ const GATEWAY_FLAGS: FlagSpec[] = [
 const json = (what: string): FlagSpec => ({ name: "json", about: what });
 const claimToken: FlagSpec = { name: "claim-token", value: "TOKEN", about: "the relay operator's claim token, for a first claim (or $CLAWRELAY_CLAIM_TOKEN)" };
 const sourceSecret = (about: string): FlagSpec => ({ name: "secret", value: "SECRET", about: `${about}; "-" reads it from stdin, out of the shell's history` });
-const agentlineToken: FlagSpec = { name: "agentline-token", value: "JWT", about: "a hub JWT to use instead of the credentials file's or one made from the agent's key" };
+const agentlineToken: FlagSpec = { name: "agentline-token", value: "JWT", about: "a hub JWT to try after the relay's and the credentials file's, before one is made from the agent's key" };
 
 export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "init",
     summary: "claim this agent's inbox on a relay and save its settings",
-    usage: ["init --relay URL [--name NAME] [--hub URL] [--import-agentline] [--agentline-id ID] [--force] [--rotate-token] [--claim-token TOKEN]"],
+    usage: [
+      "init --relay URL [--name NAME] [--hub URL] [--import-botcord [--botcord-id ID] | --import-agentline [--agentline-id ID]] [--force] [--rotate-token] [--claim-token TOKEN]",
+    ],
     flags: [
       { name: "relay", value: "URL", about: "the relay to claim the inbox on, e.g. https://relay.example.com (needed the first time)" },
       { name: "name", value: "NAME", about: "the agent's display name" },
-      { name: "hub", value: "URL", about: "the Agentline hub (default $AGENTLINE_HUB, the imported one, or https://agentgram.chat)" },
-      { name: "import-agentline", about: "keep your Agentline ag_ id: use the key in ~/.agentline/credentials" },
+      { name: "hub", value: "URL", about: "the hub (default: $BOTCORD_HUB or $AGENTLINE_HUB, the imported identity's, or https://agentgram.chat)" },
+      { name: "import-botcord", about: "keep your BotCord ag_ id: use the key in ~/.botcord/credentials, and keep that file on the relay's hub token" },
+      { name: "botcord-id", value: "ID", about: "which BotCord identity to import (default $BOTCORD_AGENT_ID, then ~/.botcord/default.json's)" },
+      { name: "import-agentline", about: "keep your Agentline ag_ id: use the key in ~/.agentline/credentials, and keep that file on the relay's hub token" },
       { name: "agentline-id", value: "ID", about: "which Agentline identity to import when there are several" },
       { name: "force", about: "replace the identity in existing settings (a new key, or the imported one)" },
       { name: "rotate-token", about: "have the relay mint a new webhook token (the old one stops working)" },
@@ -69,6 +73,7 @@ export const COMMANDS: CommandSpec[] = [
     positionals: 0,
     examples: [
       "clawrelay init --relay https://relay.example.com --name Alice",
+      "clawrelay init --relay https://relay.example.com --import-botcord",
       "clawrelay init --relay https://relay.example.com --import-agentline",
       "clawrelay init --rotate-token",
     ],
@@ -137,23 +142,32 @@ export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "hub register",
-    summary: "link the inbox to its Agentline hub: JWT, receipt key, endpoint (or pull), policy",
-    usage: ["hub register [--mode webhook|pull] [--prefix agentgram|botcord] [--agentline-token JWT] [--open] [--claim-token TOKEN] [--json]"],
+    summary: "link the inbox to its hub: token, receipt key, endpoint (or pull), the token shared, policy",
+    usage: [
+      "hub register [--bind-code CODE --bind-nonce NONCE] [--mode webhook|pull] [--prefix agentgram|botcord] [--agentline-token JWT] [--open] [--claim-token TOKEN] [--json]",
+    ],
     flags: [
-      { name: "mode", value: "MODE", about: "webhook: the hub posts to the inbox (default); pull: the relay pulls from the hub every 15 s" },
-      { name: "prefix", value: "PREFIX", about: "the hub's webhook sub-path prefix: agentgram (default) or botcord" },
+      { name: "bind-code", value: "CODE", about: "the bd_… code the hub's dashboard shows for a new agent: claims it with this agent's key (then pull mode)" },
+      { name: "bind-nonce", value: "NONCE", about: "the base64 nonce shown with the bind code" },
+      { name: "mode", value: "MODE", about: "webhook: the hub posts to the inbox (default, unless a bind code or a BotCord identity); pull: the relay pulls from the hub" },
+      { name: "prefix", value: "PREFIX", about: "the sub-path prefix the gateway's mappings use: agentgram or botcord (default: learned from the hub's probes; botcord when pulling)" },
       agentlineToken,
       { name: "open", about: 'take messages from anyone (sets {"message_policy":"open"} at the hub)' },
       claimToken,
       json("print the result as JSON instead of the steps"),
     ],
     positionals: 0,
-    examples: ["clawrelay hub register", "clawrelay hub register --mode pull", "clawrelay hub register --open --prefix botcord"],
+    examples: [
+      "clawrelay hub register",
+      "clawrelay hub register --bind-code bd_xxx --bind-nonce 3q2+7w==",
+      "clawrelay hub register --mode pull",
+      "clawrelay hub register --open --prefix botcord",
+    ],
   },
   {
     kind: "command",
     name: "hub status",
-    summary: "what the relay and the hub say: endpoint, keys, policy, receipts accepted or not",
+    summary: "what the relay and the hub say: endpoint, keys, policy, receipts, pulls, other clients of the agent",
     usage: ["hub status [--json] [--agentline-token JWT]"],
     flags: [json("print the report as JSON"), agentlineToken],
     positionals: 0,
@@ -212,7 +226,7 @@ export const COMMANDS: CommandSpec[] = [
 ];
 
 export const GROUPS: GroupSpec[] = [
-  { kind: "group", name: "hub", summary: "link the inbox to its Agentline hub, and check the link", actions: ["register", "status"] },
+  { kind: "group", name: "hub", summary: "link the inbox to its hub (BotCord, Agentline), and check the link", actions: ["register", "status"] },
   { kind: "group", name: "sources", summary: "webhook senders verified at the relay: GitHub, Stripe, Slack, Standard Webhooks, token", actions: ["add", "list", "rotate", "remove"] },
 ];
 

@@ -20,7 +20,28 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
+    ...hubSideLines(s.hub),
   ].join("\n");
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The hub's WebSocket (pull mode) in one line, and the credentials file when it cannot be kept in step. */
+function hubSideLines(hub: AgentStatusAnswer["hub"] | undefined): string[] {
+  if (!hub) return [];
+  const w = hub.watch;
+  const lines: string[] = [];
+  if (w.state !== "off") {
+    const updates = w.last_update_at ? `; last inbox_update ${iso(w.last_update_at)} (${w.updates} in all)` : "; no inbox_update yet";
+    const text =
+      w.state === "connected" ? `connected to ${w.url} since ${iso(w.since)}${updates}`
+      : w.state === "waiting_token" ? `waiting for a hub token since ${iso(w.since)}${w.error ? ` — ${w.error}` : ""}`
+      : `${w.state} since ${iso(w.since)}${w.error ? ` — ${w.error}` : ""}`;
+    lines.push(`hub ws    ${text}`);
+  }
+  const c = hub.credentials;
+  if (c?.error) lines.push(`hub token ${c.path} is not kept on the relay's token: ${c.error}`);
+  return lines;
 }
 
 function hubLine(hub: NonNullable<AgentStatusAnswer["relay_hub"]>): string {

@@ -1,4 +1,5 @@
-// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix.
+// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix: settings, relay,
+// the hub link's other clients (doctor-hub.ts), openclaw.json and the running gateway (doctor-gateway.ts).
 import { isAgentId } from "../../protocol/index.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { settingsIdentity } from "../identity.ts";
@@ -8,6 +9,7 @@ import type { Environment, GatewaySettings } from "../gateway/openclaw-config.ts
 import { relayErrorText, relayHealth, signedRelayCall } from "../relay/relay-api.ts";
 import type { RelayAnswer } from "../relay/relay-api.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
+import { hubChecks } from "./doctor-hub.ts";
 import type { Level } from "./doctor-gateway.ts";
 import { fileMode, loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
@@ -46,8 +48,10 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     else {
       add("OK", `relay ${settings.relay_url} reachable (version ${String(health.body.version)})`);
       const probe = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`);
-      if (probe.status === 200) add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
-      else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
+      if (probe.status === 200) {
+        add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
+        await hubChecks(settings, add);
+      } else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
     }
   }
 

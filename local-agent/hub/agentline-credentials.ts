@@ -1,9 +1,12 @@
 // Imports an existing Agentline identity (~/.agentline/credentials/<agent_id>.json; docs/hub-setup.md),
-// so the same ag_ id works on the hub and on the relay.
+// so the same ag_ id works on the hub and on the relay, and keeps its token in step with the relay's.
+// Imported by cli/init.ts, linked-credentials.ts and token-sources.ts; covered by
+// test/node/credentials-and-settings.test.ts and test/node/hub-credentials.test.ts.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { AgentError } from "../errors.ts";
+import { expiryLike, updateJsonFile } from "./credentials-file.ts";
 import { instantMs } from "./hub-client.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
@@ -61,4 +64,12 @@ export function readAgentlineCredentials(path: string): AgentlineCredentials {
     tokenExpiresAt: instantMs(data.token_expires_at),
     path,
   };
+}
+
+/** Sets token and token_expires_at (in the unit the file already uses); every other field is kept. */
+export function writeAgentlineToken(path: string, token: string, expiresAtSec: number): void {
+  updateJsonFile(path, "agentline_identity_invalid", (data) => {
+    data.token = token;
+    data.token_expires_at = expiryLike(data.token_expires_at, expiresAtSec);
+  });
 }

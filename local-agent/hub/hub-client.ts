@@ -1,7 +1,8 @@
 // HTTP calls the local agent makes to the Agentline hub (docs/hub-setup.md): registration and its
 // challenge, JWT refresh, the agent's keys, the webhook endpoint and the message policy. Used by
-// hub-link.ts; covered by test/node/hub-link.test.ts. The JWT travels only in the Authorization header:
-// no error text here contains it.
+// hub-session.ts, hub-link.ts and the steps beside it; covered by test/node/hub-link.test.ts and
+// test/node/hub-bind.test.ts. The JWT travels only in the Authorization header: no error text here
+// contains it.
 import { decodeUtf8, fromBase64, isAgentId, isKeyId, randomBytes, toBase64 } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { identityFromPrivateKey } from "../identity.ts";
@@ -10,6 +11,8 @@ import type { Identity } from "../identity.ts";
 export interface HubAnswer {
   status: number;
   body: Record<string, unknown>;
+  /** Response headers, names in lower case (the endpoint routes' deprecation notice is one). */
+  headers: Record<string, string>;
 }
 
 export interface HubClient {
@@ -76,12 +79,12 @@ export function hubClient(hubUrl: string): HubClient {
     } catch {
       body = { text: text.slice(0, 200) };
     }
-    return { status: res.status, body };
+    return { status: res.status, body, headers: Object.fromEntries(res.headers) };
   };
   return clientFrom(base, call);
 }
 
-function clientFrom(url: string, call: HubClient["call"]): HubClient {
+export function clientFrom(url: string, call: HubClient["call"]): HubClient {
   return {
     url,
     call,
@@ -100,7 +103,7 @@ export function signChallenge(identity: Identity, challenge: unknown): string {
   return toBase64(identity.sign(bytes));
 }
 
-function tokenOf(body: Record<string, unknown>, what: string): HubToken {
+export function tokenOf(body: Record<string, unknown>, what: string): HubToken {
   const token = body.agent_token ?? body.token;
   if (typeof token !== "string" || token === "") throw new AgentError("hub_bad_answer", `the hub's answer to ${what} carries no agent_token`);
   return { token, expiresAt: instantMs(body.expires_at) };
@@ -122,6 +125,13 @@ const agentPath = (agentId: string, rest = "") => `/registry/agents/${agentId}${
 export async function registerAgent(hub: HubClient, identity: Identity, displayName: string): Promise<{ agentId: string; keyId: string; challenge: string }> {
   const path = "/registry/agents";
   const answer = await hub.call("POST", path, { body: { pubkey: identity.publicKey, display_name: displayName } });
+  if (answer.status === 404 || answer.status === 405) {
+    // Today's hub code has no open registration: an owner makes the agent on the dashboard.
+    throw new AgentError(
+      "hub_no_open_registration",
+      `the hub at ${hub.url} does not register agents itself (POST ${path}: ${answer.status}): create the agent on the hub's dashboard, then run clawrelay hub register --bind-code bd_… --bind-nonce … with the code it shows`,
+    );
+  }
   if (answer.status === 409) {
     throw new AgentError("hub_agent_taken", `the hub says ${identity.agentId} is already registered with another key (409 ${hubDetail(answer)}); this agent's key cannot take it over`);
   }
@@ -169,95 +179,22 @@ export async function addKey(hub: HubClient, agentId: string, pubkey: string): P
   return { keyId: body.key_id, challenge: body.challenge };
 }
 
-/** The claims of a JWT, read without checking it (only the hub can): for its expiry and its agent. */
-function jwtClaims(token: string): Record<string, unknown> {
-  const part = token.split(".")[1] ?? "";
-  const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
-  const bytes = fromBase64(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
-  try {
-    const claims: unknown = JSON.parse((bytes && decodeUtf8(bytes)) ?? "null");
-    return typeof claims === "object" && claims !== null ? (claims as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
-export interface TokenPlan {
-  agentId: string;
-  displayName: string;
-  /** The agent's main key, with the key id the settings hold. */
-  identity: Identity;
-  /** A JWT from --agentline-token or the Agentline credentials file, and where it came from. */
-  supplied: { token: string; source: string } | null;
-  /** The hub should know the main key's id already: try a token refresh before registering. */
-  keyKnown: boolean;
-  /** May register the main key (hub register) or only refresh (hub status, which changes nothing). */
-  allowRegister: boolean;
-  /** The hub knows the main key under another id than the settings hold. */
-  onKeyId(keyId: string): void;
-  note(line: string): void;
-}
-
-export interface HubSession {
-  /** Calls with `Authorization: Bearer <JWT>`; a supplied JWT the hub answers 401 is replaced once. */
-  client: HubClient;
-  token(): Promise<{ source: string; expiresAt: number | null }>;
-}
-
-interface HeldToken extends HubToken {
-  source: string;
-  own: boolean;
-}
-
-/** A JWT for the agent, from what was supplied, else a refresh with the main key, else register+verify. */
-export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
-  let identity = plan.identity;
-  let current: HeldToken | null = null;
-  const own = async (): Promise<HeldToken> => {
-    if (plan.keyKnown) {
-      const refreshed = await refreshToken(hub, plan.agentId, identity);
-      if ("token" in refreshed) return { ...refreshed, source: `a token refresh signed by the main key ${identity.keyId}`, own: true };
-      const why = `token refresh with ${identity.keyId} refused (${refreshed.status} ${hubDetail(refreshed)})`;
-      if (!plan.allowRegister) throw new AgentError("hub_no_token", `${why}; run clawrelay hub register`);
-      plan.note(`${why}; registering the main key instead`);
-    } else if (!plan.allowRegister) {
-      throw new AgentError("hub_no_token", "no hub token: the main key was never registered here; run clawrelay hub register");
-    }
-    const registered = await registerAgent(hub, identity, plan.displayName);
-    if (registered.agentId !== plan.agentId) {
-      throw new AgentError("hub_agent_mismatch", `the hub registered the main key as ${registered.agentId}, but this inbox is ${plan.agentId}: the settings' key is not this agent's root key`);
-    }
-    if (registered.keyId !== identity.keyId) {
-      plan.onKeyId(registered.keyId);
-      identity = identityFromPrivateKey(identity.privateKey, registered.keyId);
-    }
-    const token = await verifyForToken(hub, plan.agentId, registered.keyId, registered.challenge, identity);
-    return { ...token, source: `registering the main key ${registered.keyId} and signing its challenge`, own: true };
-  };
-  const supplied = (): HeldToken | null => {
-    if (!plan.supplied) return null;
-    const claims = jwtClaims(plan.supplied.token);
-    const subject = [claims.agent_id, claims.sub].find(isAgentId);
-    if (subject && subject !== plan.agentId) throw new AgentError("hub_token_mismatch", `the JWT from ${plan.supplied.source} is for ${subject}, not ${plan.agentId}`);
-    return { token: plan.supplied.token, expiresAt: instantMs(claims.exp), source: plan.supplied.source, own: false };
-  };
-  const ensure = async (): Promise<HeldToken> => (current ??= supplied() ?? (await own()));
-  const call: HubClient["call"] = async (method, path, options = {}) => {
-    const first = await ensure();
-    const answer = await hub.call(method, path, { ...options, token: first.token });
-    if (answer.status !== 401 || first.own) return answer;
-    plan.note(`the hub refused the JWT from ${first.source} on ${method} ${path} (401 ${hubDetail(answer)}); getting one with the main key`);
-    current = await own();
-    return hub.call(method, path, { ...options, token: current.token });
-  };
-  return {
-    client: clientFrom(hub.url, call),
-    token: async () => {
-      const { source, expiresAt } = await ensure();
-      return { source, expiresAt };
-    },
-  };
+/**
+ * The hub says it has no webhook delivery on this answer: today's hub code still takes POST …/endpoints
+ * (and probes), but marks it `Deprecation: true` with `Warning: 299 … "Webhook endpoint delivery is
+ * deprecated; use /hub/ws + /hub/inbox"` and pushes nothing.
+ */
+export function webhooksDeprecated(answer: HubAnswer): string | null {
+  const warning = answer.headers.warning;
+  if (warning && /^\s*299\b/.test(warning)) return `Warning: ${warning}`;
+  const deprecation = answer.headers.deprecation;
+  if (deprecation && deprecation.trim().toLowerCase() !== "false") return `Deprecation: ${deprecation}`;
+  return null;
 }
 
 export const endpointsPath = (agentId: string, rest = "") => agentPath(agentId, `/endpoints${rest}`);
 export const policyPath = (agentId: string) => agentPath(agentId, "/policy");
+export const historyPath = "/hub/history";
+
+/** An instant for a status line: ISO, or "unknown". */
+export const when = (ms: number | null) => (ms === null ? "unknown" : new Date(ms).toISOString());

@@ -1,24 +1,30 @@
-// `clawrelay hub register`: make the hub and the relay agree about this
-// agent — a JWT from the agent's own key, the receipt key as a second key of the agent at the hub
-// (under the id the hub assigns), the relay told that id and the hub mode, the webhook endpoint, the
-// message policy. Imported by cli.ts and hub-status.ts; covered by test/node/hub-link.test.ts. Never prints the JWT,
-// private keys or the webhook token.
-import { existsSync } from "node:fs";
-import { CLAIM_TOKEN_HEADER, defaultKeyIdFor } from "../../protocol/index.ts";
-import { agentlineDir, credentialsFileOf, readAgentlineCredentials } from "./agentline-credentials.ts";
-import { AgentError } from "../errors.ts";
-import { addKey, endpointsPath, hubClient, hubDetail, hubSession, lookupKey, policyPath, verifyKey } from "./hub-client.ts";
-import type { HubAnswer, HubClient, HubSession } from "./hub-client.ts";
-import { identityFromPrivateKey, newIdentity, settingsIdentity } from "../identity.ts";
-import { relayErrorText, signedRelayCall } from "../relay/relay-api.ts";
+// `clawrelay hub register`: make the hub and the relay agree about this agent — a hub token that logs no
+// other client out (token-sources.ts), or the dashboard's agent claimed with a bind code; the receipt key
+// as a second key of the agent at the hub (under the id the hub assigns); the relay told that id, the
+// hub mode and prefix; the webhook endpoint where the hub still pushes; the token shared with the relay
+// and the credentials file; the message policy. Imported by cli.ts; covered by
+// test/node/hub-link.test.ts and test/node/hub-bind.test.ts. Never prints the JWT, private keys or the
+// webhook token.
+import { isHubPrefix } from "../../protocol/index.ts";
+import type { HubPrefix } from "../../protocol/index.ts";
+import { identityFromPrivateKey, newIdentity } from "../identity.ts";
 import { loadSettings, saveSettings } from "../settings.ts";
 import type { AgentSettings, HubMode } from "../settings.ts";
-import { HUB_PREFIXES } from "../../protocol/index.ts";
-import type { HubPrefix } from "../../protocol/index.ts";
+import { addKey, historyPath, hubClient, lookupKey, verifyKey, when } from "./hub-client.ts";
+import type { HubClient } from "./hub-client.ts";
+import { endpointLines, registerEndpoint } from "./hub-endpoint.ts";
+import type { EndpointReport } from "./hub-endpoint.ts";
+import { settlePolicy } from "./hub-policy.ts";
+import type { HubSession } from "./hub-session.ts";
+import { sameHub } from "./linked-credentials.ts";
+import { claimOnRelay, relayHubView } from "./relay-hub.ts";
+import type { RelayHubView } from "./relay-hub.ts";
+import { shareToken } from "./token-handoff.ts";
+import { sessionFor } from "./token-sources.ts";
 
 export interface HubLinkOptions {
   settingsPath: string;
-  /** --agentline-token: a hub JWT to use instead of the credentials file's or one made here. */
+  /** --agentline-token: a hub JWT to try after the relay's and the credentials file's. */
   agentlineToken?: string;
   /** Where ~/.agentline is (tests); default the user's home. */
   agentlineHome?: string;
@@ -33,58 +39,28 @@ export interface HubRegisterOptions extends HubLinkOptions {
   open?: boolean;
   /** The relay operator's claim token (only a first claim needs it). */
   claimToken?: string;
-}
-
-export interface EndpointReport {
-  endpoint_id: string | null;
-  url: string;
-  state: string;
-  test: { all_ok: boolean; results: { path: string; status: number; ok: boolean; hint?: string }[] } | null;
+  /** --bind-code and --bind-nonce from the hub's dashboard: claim the agent the owner made there. */
+  bind?: { code: string; nonce: string };
 }
 
 export interface HubRegisterResult {
   agent_id: string;
   hub_url: string;
   mode: HubMode;
+  /** The prefix the relay uses now, and where it came from. */
   prefix: HubPrefix;
+  prefix_source: string;
   main_key_id: string;
   receipt_key_id: string;
   /** The relay accepted the claim's `hub` field (an older relay does not know it). */
   relay_knows_hub: boolean;
   endpoint: EndpointReport | null;
+  token: { source: string; minted: boolean; relay_holds_it: boolean; file_written: boolean };
   message_policy: string | null;
 }
 
 const indent = (lines: string[]) => lines.map((line) => `      ${line}`);
-const isOk = (answer: HubAnswer) => answer.status >= 200 && answer.status <= 299;
-export const when = (ms: number | null) => (ms === null ? "unknown" : new Date(ms).toISOString());
-
-/** The session both commands use; `allowRegister` false for status, which must not create anything. */
-export function sessionFor(settings: AgentSettings, options: HubLinkOptions, allowRegister: boolean, onKeyId: (keyId: string) => void): HubSession {
-  const say = options.say ?? (() => {});
-  let supplied: { token: string; source: string } | null = options.agentlineToken ? { token: options.agentlineToken, source: "--agentline-token" } : null;
-  const file = credentialsFileOf(options.agentlineHome ?? agentlineDir(), settings.agent_id);
-  if (!supplied && existsSync(file)) {
-    try {
-      const credentials = readAgentlineCredentials(file);
-      const sameHub = !credentials.hubUrl || credentials.hubUrl.replace(/\/+$/, "") === settings.hub_url.replace(/\/+$/, "");
-      if (credentials.token && sameHub && (credentials.tokenExpiresAt ?? 0) > Date.now()) supplied = { token: credentials.token, source: file };
-    } catch (err) {
-      say(`      (not using ${file}: ${(err as Error).message})`);
-    }
-  }
-  return hubSession(hubClient(settings.hub_url), {
-    agentId: settings.agent_id,
-    displayName: settings.display_name ?? settings.agent_id,
-    identity: settingsIdentity(settings),
-    supplied,
-    // A key id that is not our own default came from a hub (this one, or an imported Agentline identity).
-    keyKnown: settings.hub !== undefined || settings.key.key_id !== defaultKeyIdFor(settings.key.public_key),
-    allowRegister,
-    onKeyId,
-    note: (line) => say(`      ${line}`),
-  });
-}
+const block = (lines: string[]) => [...lines.slice(0, 1), ...indent(lines.slice(1))].join("\n");
 
 /** Step 2: the receipt key as an active key of the agent, under the id the hub assigned. */
 async function ensureReceiptKey(hub: HubClient, session: HubSession, settings: AgentSettings, save: () => void): Promise<string> {
@@ -105,100 +81,20 @@ async function ensureReceiptKey(hub: HubClient, session: HubSession, settings: A
   return `added as ${added.keyId} (the hub's id), its challenge signed by the receipt key: active; saved in the settings${note}`;
 }
 
-/** Step 3: the relay signs receipts under the hub's key id and knows the hub mode and prefix. */
-async function claimOnRelay(settings: AgentSettings, mode: HubMode, prefix: HubPrefix, claimToken: string | undefined): Promise<{ hooksUrl: string; relayKnowsHub: boolean }> {
-  const base = {
-    keys: [{ key_id: settings.key.key_id, pubkey: settings.key.public_key }],
-    receipt_key: { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key },
-    hub_url: settings.hub_url,
-    // Without a token the hub cannot be given one for the endpoint; ask the relay for a fresh one.
-    ...(settings.webhook_token ? {} : { rotate_webhook_token: true }),
-  };
-  const identity = settingsIdentity(settings);
-  const headers: Record<string, string> = claimToken ? { [CLAIM_TOKEN_HEADER]: claimToken } : {};
-  const path = `/inbox/${settings.agent_id}`;
-  let answer = await signedRelayCall(settings.relay_url, identity, "PUT", path, { ...base, hub: { mode, prefix } }, headers);
-  let relayKnowsHub = true;
-  const error = answer.body.error as { code?: string; message?: string } | undefined;
-  if (answer.status === 400 && error?.code === "invalid_claim" && error.message?.includes('"hub"')) {
-    relayKnowsHub = false;
-    answer = await signedRelayCall(settings.relay_url, identity, "PUT", path, base, headers);
-  }
-  if (answer.status !== 200 && answer.status !== 201) throw new AgentError("claim_failed", `the relay refused the claim for ${settings.agent_id}: ${relayErrorText(answer)}`);
-  if (typeof answer.body.webhook_token === "string") settings.webhook_token = answer.body.webhook_token;
-  const urls = answer.body.urls as { hooks?: unknown } | undefined;
-  return { hooksUrl: typeof urls?.hooks === "string" ? urls.hooks : `${settings.relay_url}${path}/hooks`, relayKnowsHub };
+/** Pull without trying webhooks: a bind code or a BotCord identity means today's hub, which pushes nothing. */
+function pullReason(settings: AgentSettings, options: HubRegisterOptions): string | null {
+  if (options.mode === "webhook") return null;
+  if (options.mode === "pull") return "--mode pull";
+  if (options.bind) return "--bind-code: today's hub pushes nothing";
+  if (settings.hub_credentials?.format === "botcord") return "a BotCord identity: today's hub pushes nothing";
+  return null;
 }
 
-function testReport(answer: HubAnswer): EndpointReport["test"] {
-  if (!isOk(answer) || !Array.isArray(answer.body.results)) return null;
-  const results = (answer.body.results as Record<string, unknown>[]).map((r) => ({
-    path: String(r.path ?? "?"),
-    status: typeof r.status === "number" ? r.status : 0,
-    ok: r.ok === true,
-    ...(typeof r.hint === "string" && r.hint ? { hint: r.hint } : {}),
-  }));
-  return { all_ok: answer.body.all_ok === true, results };
-}
-
-/** Step 4: POST …/endpoints, then the hub's probe test; null when the hub has no webhook delivery. */
-async function registerEndpoint(session: HubSession, settings: AgentSettings, hooksUrl: string): Promise<EndpointReport | null> {
-  const token = settings.webhook_token;
-  if (!token) throw new AgentError("no_webhook_token", "the relay gave no webhook token; run clawrelay init --rotate-token, then hub register again");
-  const path = endpointsPath(settings.agent_id);
-  const answer = await session.client.call("POST", path, { body: { url: hooksUrl, webhook_token: token } });
-  if (answer.status === 404) return null;
-  if (!isOk(answer)) throw new AgentError("hub_refused", `hub refused POST ${path}: ${answer.status} ${hubDetail(answer)}`);
-  let test = await session.client.call("POST", endpointsPath(settings.agent_id, "/test"), { body: { url: hooksUrl, webhook_token: token } });
-  // The hub's endpoint dry-run is also documented as a GET of the registered endpoint; some hubs answer only that.
-  if (test.status === 404 || test.status === 405) test = await session.client.call("GET", endpointsPath(settings.agent_id, "/test"));
-  return {
-    endpoint_id: typeof answer.body.endpoint_id === "string" ? answer.body.endpoint_id : null,
-    url: typeof answer.body.url === "string" ? answer.body.url : hooksUrl,
-    state: typeof answer.body.state === "string" ? answer.body.state : "unknown",
-    test: testReport(test),
-  };
-}
-
-function endpointLines(endpoint: EndpointReport, prefix: HubPrefix): string[] {
-  const lines = [`${endpoint.url} registered${endpoint.endpoint_id ? ` (${endpoint.endpoint_id})` : ""}: ${endpoint.state}`];
-  if (endpoint.state !== "active") {
-    lines.push(
-      `the hub got no 2xx from ${endpoint.url}/${prefix}_inbox/agent and …/wake, so it will not deliver. Check:`,
-      `  - the relay URL is reachable from the internet (not 127.0.0.1 or a private address);`,
-      `  - the webhook token is the inbox's current one (after init --rotate-token, run hub register again);`,
-      `  - the prefix is the hub's: agentgram for Agentline, botcord for the public hub code (--prefix).`,
-    );
-  }
-  if (!endpoint.test) lines.push("probe test: the hub offers none");
-  else {
-    lines.push(`probe test: ${endpoint.test.all_ok ? "all ok" : "FAILED"}`);
-    for (const r of endpoint.test.results) lines.push(`  ${r.path}  ${r.status || "no answer"} ${r.ok ? "ok" : "FAIL"}${r.hint ? ` — ${r.hint}` : ""}`);
-  }
-  return lines;
-}
-
-/** The policy lines both commands print; `contacts_only` explained, with the request that opens it. */
-export function policyLines(hubUrl: string, agentId: string, policy: string): string[] {
-  if (policy !== "contacts_only") return [`message policy: ${policy}`];
-  return [
-    `message policy: contacts_only — a stranger's first message is refused by the hub with 403 NOT_IN_CONTACTS`,
-    `until you accept their contact request. To take messages from anyone:`,
-    `  clawrelay hub register --open     or, with your agent's JWT in $TOKEN:`,
-    `  curl -X PATCH ${hubUrl}${policyPath(agentId)} -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"message_policy":"open"}'`,
-  ];
-}
-
-/** Step 5: read the policy, and open it when asked. */
-async function settlePolicy(session: HubSession, settings: AgentSettings, open: boolean): Promise<{ policy: string | null; lines: string[] }> {
-  const path = policyPath(settings.agent_id);
-  const answer = await session.client.call("GET", path);
-  if (!isOk(answer) || typeof answer.body.message_policy !== "string") return { policy: null, lines: [`the hub does not report a message policy (GET ${path}: ${answer.status} ${hubDetail(answer)})`] };
-  const policy = answer.body.message_policy;
-  if (policy !== "contacts_only" || !open) return { policy, lines: policyLines(settings.hub_url, settings.agent_id, policy) };
-  const opened = await session.client.json("PATCH", path, { body: { message_policy: "open" } });
-  const now = typeof opened.message_policy === "string" ? opened.message_policy : "open";
-  return { policy: now, lines: [`message policy: was contacts_only, now ${now} (--open): anyone may message ${settings.agent_id}`] };
+/** The prefix the relay settled on (after the hub's probes, if any), and where it came from. */
+function settledPrefix(view: RelayHubView | null, chosen: HubPrefix | null, mode: HubMode): { prefix: HubPrefix; source: string } {
+  if (view && isHubPrefix(view.prefix)) return { prefix: view.prefix, source: view.prefix_source ?? "as the relay reports it" };
+  if (chosen) return { prefix: chosen, source: "set" };
+  return { prefix: mode === "pull" ? "botcord" : "agentgram", source: "the relay did not say (an older relay): assumed" };
 }
 
 export async function registerWithHub(options: HubRegisterOptions): Promise<HubRegisterResult> {
@@ -206,49 +102,79 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
   const settings = loadSettings(options.settingsPath);
   const save = () => saveSettings(options.settingsPath, settings);
   const id = settings.agent_id;
-  const previous = settings.hub?.prefix;
-  const prefix: HubPrefix = options.prefix ?? (previous && HUB_PREFIXES.includes(previous) ? previous : "agentgram");
-  let mode: HubMode = options.mode ?? "webhook";
+  const toPull = pullReason(settings, options);
+  let mode: HubMode = toPull ? "pull" : (options.mode ?? "webhook");
+  // A prefix the user set once is kept; otherwise the relay learns it (webhook) or uses botcord (pull).
+  const chosen: HubPrefix | null = options.prefix ?? (settings.hub?.prefix_source === "set" ? settings.hub.prefix : null);
   const hub = hubClient(settings.hub_url);
-  say(`Registering ${id} with the hub ${hub.url} (mode ${mode}, prefix ${prefix}); relay ${settings.relay_url}`);
+  const prefixWords = chosen ?? (mode === "pull" ? "the relay's default for pulling (botcord)" : "learned from the hub's probes");
+  say(`Registering ${id} with the hub ${hub.url} (mode ${mode}, prefix ${prefixWords}); relay ${settings.relay_url}`);
 
   const oldKeyId = settings.key.key_id;
-  const session = sessionFor(settings, options, true, (keyId) => {
-    settings.key.key_id = keyId;
-    save();
+  let view: Promise<RelayHubView | null> | null = null;
+  const relayViewOnce = () => (view ??= relayHubView(settings).catch(() => null));
+  const session = sessionFor(settings, {
+    ...(options.agentlineToken ? { agentlineToken: options.agentlineToken } : {}),
+    ...(options.agentlineHome ? { agentlineHome: options.agentlineHome } : {}),
+    ...(options.bind ? { bind: options.bind } : {}),
+    mint: "register",
+    relayView: relayViewOnce,
+    onKeyId: (keyId) => {
+      settings.key.key_id = keyId;
+      save();
+    },
+    note: (line) => say(`      ${line}`),
   });
-  const token = await session.token();
-  say(`[1/6] hub token: from ${token.source}; valid until ${when(token.expiresAt)}`);
+  // History checks that the token is the agent's CURRENT one (a stale one answers 401: the next is tried).
+  await session.client.call("GET", `${historyPath}?limit=1`);
+  let token = await session.token();
+  say(`[1/7] hub token: from ${token.source}; valid until ${when(token.expiresAt)}`);
+  if (options.bind && !token.source.startsWith("claiming")) say(`      the bind code was not used: ${id} is at the hub already`);
   if (settings.key.key_id !== oldKeyId) say(`      the hub knows the main key as ${settings.key.key_id} (settings had ${oldKeyId}); saved — envelopes are signed with it`);
 
-  say(`[2/6] receipt key: ${await ensureReceiptKey(hub, session, settings, save)}`);
+  say(`[2/7] receipt key: ${await ensureReceiptKey(hub, session, settings, save)}`);
 
-  let claim = await claimOnRelay(settings, mode, prefix, options.claimToken);
+  // The relay gets the token BEFORE it is told to pull: a pulling inbox without a token refreshes its
+  // own at once, which would end this one. A claim that changes its hub makes it forget any token, so
+  // then the hub is set first (mode off), the token handed over, and the mode claimed after.
+  const relayHub = (await relayViewOnce())?.hub_url;
+  if (!relayHub || !sameHub(relayHub, settings.hub_url)) await claimOnRelay(settings, "off", chosen, options.claimToken);
+  const handed = await shareToken(settings, await session.token(), { file: false });
+  let claim = await claimOnRelay(settings, mode, chosen, options.claimToken);
   save();
-  say(`[3/6] relay: claim accepted — the inbox signs receipts as ${settings.receipt_key.key_id}${claim.relayKnowsHub ? `, hub mode ${mode}, prefix ${prefix}` : ""}`);
+  say(`[3/7] ${block([`relay: claim accepted — the inbox signs receipts as ${settings.receipt_key.key_id}${claim.relayKnowsHub ? `, hub mode ${mode}` : ""}`, ...handed.lines])}`);
   if (!claim.relayKnowsHub) {
     say(`      WARNING: the relay at ${settings.relay_url} is older and does not take the claim's "hub" field: it has the receipt key, but cannot pull from the hub; update the relay (deploy this version)`);
   }
 
   let endpoint: EndpointReport | null = null;
-  if (mode === "pull") say(`[4/6] endpoint: skipped (--mode pull: the relay fetches from the hub's inbox)`);
+  let step4: string[];
+  if (toPull) step4 = [`endpoint: skipped (${toPull}; the relay pulls from the hub's inbox)`];
   else {
-    endpoint = await registerEndpoint(session, settings, claim.hooksUrl);
-    if (endpoint) say(`[4/6] endpoint: ${[...endpointLines(endpoint, prefix).slice(0, 1), ...indent(endpointLines(endpoint, prefix).slice(1))].join("\n")}`);
-    else {
+    const outcome = await registerEndpoint(session, settings, claim.hooksUrl);
+    endpoint = outcome.endpoint;
+    if ("noWebhooks" in outcome) {
       mode = "pull";
-      say(`[4/6] endpoint: the hub answers 404 to POST ${endpointsPath(id)} — it has no webhook delivery; switching to pull mode`);
-      claim = await claimOnRelay(settings, mode, prefix, options.claimToken);
-      say(`      relay: claim sent again with hub mode pull${claim.relayKnowsHub ? "" : " (the relay is older: it cannot pull; update it)"}`);
-    }
+      claim = await claimOnRelay(settings, mode, chosen, options.claimToken);
+      step4 = [`endpoint: ${outcome.noWebhooks}; switching to pull mode`, `relay: claim sent again with hub mode pull${claim.relayKnowsHub ? "" : " (the relay is older: it cannot pull; update it)"}`];
+    } else step4 = [];
   }
+  // Read after the probes: the prefix the relay learned from them is the one the gateway will see.
+  const settled = settledPrefix(await relayHubView(settings).catch(() => null), chosen, mode);
+  if (endpoint && mode === "webhook") step4 = [`endpoint: ${endpointLines(endpoint, settled.prefix)[0]}`, ...endpointLines(endpoint, settled.prefix).slice(1)];
+  say(`[4/7] ${block([...step4, `prefix: ${settled.prefix}, ${settled.source}`])}`);
+
+  // Again, in case a call since was refused and the session moved on to another token.
+  token = await session.token();
+  const shared = await shareToken(settings, token);
+  say(`[5/7] ${block(["token shared (one token per agent: a refresh by any client ends the others'):", ...shared.lines])}`);
 
   const policy = await settlePolicy(session, settings, options.open === true);
-  say(`[5/6] ${[...policy.lines.slice(0, 1), ...indent(policy.lines.slice(1))].join("\n")}`);
+  say(`[6/7] ${block(policy.lines)}`);
 
-  settings.hub = { mode, prefix, registered_at: Date.now(), ...(endpoint ? { endpoint_state: endpoint.state } : {}) };
+  settings.hub = { mode, prefix: settled.prefix, prefix_source: settled.source, registered_at: Date.now(), ...(endpoint && mode === "webhook" ? { endpoint_state: endpoint.state } : {}) };
   save();
-  say(`[6/6] saved ${options.settingsPath} (mode 600): hub mode ${mode}, prefix ${prefix}`);
+  say(`[7/7] saved ${options.settingsPath} (mode 600): hub mode ${mode}, prefix ${settled.prefix}`);
   const working = claim.relayKnowsHub && (mode === "pull" || endpoint?.state === "active");
   say("");
   say(working ? `Next: clawrelay start (if it is not running), then clawrelay hub status to see receipts reach the hub.` : `Next: fix what is marked above, run clawrelay hub register again, then clawrelay hub status.`);
@@ -256,11 +182,13 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
     agent_id: id,
     hub_url: hub.url,
     mode,
-    prefix,
+    prefix: settled.prefix,
+    prefix_source: settled.source,
     main_key_id: settings.key.key_id,
     receipt_key_id: settings.receipt_key.key_id,
     relay_knows_hub: claim.relayKnowsHub,
     endpoint,
+    token: { source: token.source, minted: token.minted, relay_holds_it: shared.relay, file_written: shared.file },
     message_policy: policy.policy,
   };
 }

@@ -1,30 +1,24 @@
 // `clawrelay hub status`: the relay's view of the hub link (GET /inbox/{id}/hub) beside the hub's own
-// (endpoint, both keys, policy), and a one-line verdict. Reads only: it refreshes a token, never
-// registers. Imported by cli.ts; covered by test/node/hub-link.test.ts. Never prints secrets.
-import { AgentError } from "../errors.ts";
-import { endpointsPath, hubClient, instantMs, lookupKey, policyPath } from "./hub-client.ts";
-import type { HubClient, HubSession } from "./hub-client.ts";
-import { policyLines, sessionFor, when } from "./hub-link.ts";
+// (endpoint, both keys, policy), what other clients of the agent did (hub-others.ts), and a one-line
+// verdict. It reads only, with a token that logs no other client out (token-sources.ts): it refreshes one
+// only when neither the relay nor a credentials file holds one that works — and then says so, and hands
+// the new one over, since the refresh ended theirs. Imported by cli.ts; covered by
+// test/node/hub-link.test.ts. Never prints secrets.
+import { instantMs, endpointsPath, hubClient, lookupKey, policyPath, when } from "./hub-client.ts";
+import type { HubClient } from "./hub-client.ts";
 import type { HubLinkOptions } from "./hub-link.ts";
-import { settingsIdentity } from "../identity.ts";
-import { relayErrorText, signedRelayCall } from "../relay/relay-api.ts";
+import { likelyOtherPulls, otherClientLines, readHistory } from "./hub-others.ts";
+import type { OtherPuller } from "./hub-others.ts";
+import { policyLines } from "./hub-policy.ts";
+import type { HubSession } from "./hub-session.ts";
+import { relayHubView } from "./relay-hub.ts";
+import type { RelayHubView } from "./relay-hub.ts";
+import { shareToken } from "./token-handoff.ts";
+import { sessionFor } from "./token-sources.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 
-export interface RelayHubView {
-  hub_url?: string;
-  mode?: string;
-  prefix?: string;
-  prefix_source?: string;
-  pull_interval_sec?: number;
-  receipt_key_id?: string;
-  token_valid_until?: unknown;
-  last_receipt?: { at: unknown; status: number; ok: boolean; detail?: string; msg_id?: string } | null;
-  receipts_refused?: number;
-  receipts_pending?: number;
-  last_pull?: { at: unknown; ok: boolean; count?: number; detail?: string } | null;
-  last_bridge?: { at: unknown; ok: boolean; acked?: number; detail?: string } | null;
-}
+export type { RelayHubView } from "./relay-hub.ts";
 
 type Failed = { error: string };
 const failed = (value: unknown): value is Failed => typeof value === "object" && value !== null && typeof (value as Partial<Failed>).error === "string";
@@ -45,23 +39,19 @@ export interface HubStatusReport {
   registered: AgentSettings["hub"] | null;
   relay: RelayHubView | Failed;
   hub: {
-    token: { source: string; valid_until: string } | Failed;
+    /** minted: hub status had to refresh one (which ended every older token; then `shared` says where it went). */
+    token: { source: string; valid_until: string; minted: boolean; shared?: string[] } | Failed;
     /** null in pull mode: the hub pushes nothing. */
     endpoint: Record<string, unknown> | Failed | null;
     keys: { main: KeyStatus | Failed; receipt: KeyStatus | Failed };
     message_policy: string | Failed;
   };
+  /** Another client likely pulls this inbox (pull mode only; null: none seen, or cannot tell). */
+  other_puller: OtherPuller | null;
+  /** Other clients' doings, each with its fix. */
+  warnings: string[];
   notes: string[];
   verdict: { ok: boolean; text: string };
-}
-
-async function relayView(settings: AgentSettings): Promise<RelayHubView> {
-  const path = `/inbox/${settings.agent_id}/hub`;
-  const answer = await signedRelayCall(settings.relay_url, settingsIdentity(settings), "GET", path);
-  if (answer.status === 200) return answer.body as RelayHubView;
-  const code = (answer.body.error as { code?: string } | undefined)?.code;
-  if (answer.status === 404 && code === "not_found") throw new AgentError("relay_too_old", `the relay at ${settings.relay_url} is older: it has no GET ${path} (deploy this version to see receipts and pulls)`);
-  throw new AgentError("relay_refused", `the relay refused GET ${path}: ${relayErrorText(answer)}`);
 }
 
 async function keyStatus(hub: HubClient, agentId: string, key: { key_id: string; public_key: string }): Promise<KeyStatus> {
@@ -93,29 +83,45 @@ function verdictOf(settings: AgentSettings, report: Omit<HubStatusReport, "verdi
   if (endpoint && !failed(endpoint) && typeof endpoint.state === "string" && endpoint.state !== "active") {
     return { ok: false, text: `the hub's webhook endpoint is ${endpoint.state}: it will not deliver${fix}` };
   }
-  if (!failed(view) && view.last_receipt?.ok) return { ok: true, text: "receipts are accepted by the hub" };
-  return { ok: true, text: `no receipt sent yet; the receipt key ${receipt.key_id} is active at the hub, so receipts will be accepted${failed(view) ? " (the relay's own view is unavailable)" : ""}` };
+  const also = report.warnings.length > 0 ? " (but see the warnings above)" : "";
+  if (!failed(view) && view.last_receipt?.ok) return { ok: true, text: `receipts are accepted by the hub${also}` };
+  return { ok: true, text: `no receipt sent yet; the receipt key ${receipt.key_id} is active at the hub, so receipts will be accepted${failed(view) ? " (the relay's own view is unavailable)" : ""}${also}` };
 }
 
 export async function hubStatus(options: HubLinkOptions): Promise<HubStatusReport> {
   const settings = loadSettings(options.settingsPath);
   const notes: string[] = [];
   const hub = hubClient(settings.hub_url);
-  const session = sessionFor(settings, { ...options, say: (line) => notes.push(line.trim()) }, false, (keyId) => {
-    notes.push(`the hub knows the main key as ${keyId}, the settings say ${settings.key.key_id}: run clawrelay hub register`);
+  const relay = await attempt(() => relayHubView(settings));
+  const view = failed(relay) ? null : relay;
+  const session = sessionFor(settings, {
+    ...(options.agentlineToken ? { agentlineToken: options.agentlineToken } : {}),
+    ...(options.agentlineHome ? { agentlineHome: options.agentlineHome } : {}),
+    mint: "refresh",
+    relayView: async () => view,
+    onKeyId: (keyId) => notes.push(`the hub knows the main key as ${keyId}, the settings say ${settings.key.key_id}: run clawrelay hub register`),
+    note: (line) => notes.push(line.trim()),
   });
+  // History first: the hub answers it only with the agent's CURRENT token, so a stale one is passed over here.
+  const history = await attempt(async () => ({ records: await readHistory(session.client) }));
   const token = await attempt(async () => {
     const held = await session.token();
-    return { source: held.source, valid_until: when(held.expiresAt) };
+    const shown = { source: held.source, valid_until: when(held.expiresAt), minted: held.minted };
+    // The refresh ended the relay's token and the credentials file's: hand them the new one.
+    return held.minted ? { ...shown, shared: (await shareToken(settings, held)).lines } : shown;
   });
   const withToken = <T extends object>(run: () => Promise<T>): Promise<T | Failed> => (failed(token) ? Promise.resolve({ error: "no hub token" }) : attempt(run));
-  const [relay, endpoint, main, receipt, policy] = await Promise.all([
-    attempt(() => relayView(settings)),
+  const [endpoint, main, receipt, policy] = await Promise.all([
     settings.hub?.mode === "pull" ? Promise.resolve(null) : withToken(() => endpointStatus(session, settings.agent_id)),
     attempt(() => keyStatus(hub, settings.agent_id, settings.key)),
     attempt(() => keyStatus(hub, settings.agent_id, settings.receipt_key)),
     withToken(async () => ({ policy: String((await session.client.json("GET", policyPath(settings.agent_id))).message_policy) })),
   ]);
+  const otherPuller =
+    view?.mode === "pull" && !failed(history)
+      ? likelyOtherPulls(history.records, { agentId: settings.agent_id, recentPulled: view.recent_pulled ?? [], registeredAt: settings.hub?.registered_at ?? null, now: Date.now() })
+      : null;
+  if (view?.mode === "pull" && failed(history)) notes.push(`cannot tell whether another client pulls this inbox: the hub's history is unavailable (${history.error})`);
   const report = {
     agent_id: settings.agent_id,
     hub_url: hub.url,
@@ -123,6 +129,8 @@ export async function hubStatus(options: HubLinkOptions): Promise<HubStatusRepor
     registered: settings.hub ?? null,
     relay,
     hub: { token, endpoint, keys: { main, receipt }, message_policy: failed(policy) ? policy : policy.policy },
+    other_puller: otherPuller,
+    warnings: otherClientLines(view, otherPuller, settings.hub_credentials?.path ?? null),
     notes,
   };
   return { ...report, verdict: verdictOf(settings, report) };
@@ -133,15 +141,25 @@ function event(label: string, value: { at: unknown; ok: boolean; detail?: string
   return `  ${label}: ${when(instantMs(value.at))} ${value.ok ? "ok" : "FAILED"}${extra}${value.detail ? ` — ${value.detail}` : ""}`;
 }
 
+const TOKEN_SOURCE: Record<string, string> = { refresh: "its own refresh", owner: "hub register", agent: "the agent (the credentials file)" };
+
 function relayLines(view: RelayHubView | Failed): string[] {
   if (failed(view)) return [`relay's view: unavailable — ${view.error}`];
   const r = view.last_receipt;
-  const token = view.token_valid_until === undefined ? "" : `; its hub token is valid until ${view.token_valid_until ? when(instantMs(view.token_valid_until)) : "— (none)"}`;
+  const t = view.token;
+  const token = t === undefined ? "" : t ? `; its hub token: from ${TOKEN_SOURCE[t.source] ?? t.source}, valid until ${when(t.expires_at * 1000)}` : "; it holds no hub token";
+  const cost = view.idle_cost_per_day;
   return [
-    `relay's view: hub ${view.hub_url ?? "?"}, mode ${view.mode ?? "?"}, prefix ${view.prefix ?? "?"}${view.prefix_source ? ` (${view.prefix_source})` : ""}${view.mode === "pull" && view.pull_interval_sec ? `, pulls every ${view.pull_interval_sec} s` : ""}`,
+    `relay's view: hub ${view.hub_url ?? "?"}, mode ${view.mode ?? "?"}, prefix ${view.prefix ?? "?"}${view.prefix_source ? ` (${view.prefix_source})` : ""}`,
     `  receipts signed as ${view.receipt_key_id ?? "?"}${token}`,
     event("last receipt", r, r ? ` (${r.status}${r.msg_id ? `, reply to ${r.msg_id}` : ""})` : "") +
       `; refused so far: ${view.receipts_refused ?? 0}${view.receipts_pending ? `; waiting to be sent: ${view.receipts_pending}` : ""}`,
+    ...(view.mode === "pull"
+      ? [
+          `  pulls: next ${view.next_pull_at ? when(view.next_pull_at) : "when the alarm runs"}; while nothing arrives the wait doubles from 15 s up to every ${view.pull_interval_sec ?? "?"} s, and a pull follows at once when the running agent hears of mail on the hub's WebSocket`,
+          ...(cost ? [`  idle cost a day: ${cost.alarms} alarm runs, ${cost.hub_requests} hub requests, ${cost.rows_written} rows written`] : []),
+        ]
+      : []),
     ...(view.mode === "pull" || view.last_pull ? [event("last pull", view.last_pull, view.last_pull?.count === undefined ? "" : ` (${view.last_pull.count} message(s))`)] : []),
     ...(view.mode === "pull" || view.last_bridge ? [event("last bridge", view.last_bridge, view.last_bridge?.acked === undefined ? "" : ` (${view.last_bridge.acked} acked)`)] : []),
   ];
@@ -149,6 +167,17 @@ function relayLines(view: RelayHubView | Failed): string[] {
 
 const keyLine = (label: string, key: KeyStatus | Failed) =>
   failed(key) ? `  ${label}: cannot check — ${key.error}` : `  ${label} ${key.key_id}: ${key.state}${key.state !== "unknown" && !key.matches ? " (a DIFFERENT public key under this id)" : ""}`;
+
+function tokenLines(token: HubStatusReport["hub"]["token"]): string[] {
+  if (failed(token)) return [`hub's view (no JWT: ${token.error}):`];
+  const head = `hub's view (JWT from ${token.source}, valid until ${token.valid_until}):`;
+  if (!token.minted) return [head];
+  return [
+    head,
+    "  REFRESHED: neither the relay nor a credentials file held a token that works, so hub status made one — that ended every older token of this agent. Handed over:",
+    ...(token.shared ?? []).map((line) => `    ${line}`),
+  ];
+}
 
 export function hubStatusText(report: HubStatusReport): string {
   const { hub, registered } = report;
@@ -164,11 +193,12 @@ export function hubStatusText(report: HubStatusReport): string {
       ? `registered ${when(registered.registered_at)}: mode ${registered.mode}, prefix ${registered.prefix}${registered.endpoint_state ? `, endpoint ${registered.endpoint_state}` : ""}`
       : "not registered with the hub yet (clawrelay hub register)",
     ...relayLines(report.relay),
-    failed(hub.token) ? `hub's view (no JWT: ${hub.token.error}):` : `hub's view (JWT from ${hub.token.source}, valid until ${hub.token.valid_until}):`,
+    ...tokenLines(hub.token),
     endpoint,
     keyLine("main key", hub.keys.main),
     keyLine("receipt key", hub.keys.receipt),
     ...policy.map((line, i) => `${i === 0 ? "  " : "    "}${line}`),
+    ...report.warnings.map((line) => (line.startsWith("  ") ? `  ${line}` : `WARNING: ${line}`)),
     ...report.notes.map((note) => `note: ${note}`),
     `verdict: ${report.verdict.text}`,
   ].join("\n");

@@ -2,9 +2,11 @@
 // them, keep alive with heartbeats, and reconnect with backoff, resuming after the last finished id.
 // With a journal (delivery-journal.ts) every ack is on disk before it is sent, and the resume cursor
 // survives restarts: a message the gateway accepted is never posted again, however late it returns.
+// The hub link rides the same socket: the inbox's hub token comes down (hub_token), and the agent sends
+// up "the hub has mail" (hub_pull) and a newer token it holds (hub_token); see local-agent/hub/hub-side.ts.
 import WebSocket from "ws";
 import { CLOSE_CODES, PING_FRAME, connectSigningInput, toBase64 } from "../../protocol/index.ts";
-import type { DeliveryFrame, ServerFrame } from "../../protocol/index.ts";
+import type { DeliveryFrame, HubTokenFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS, nextDelay } from "../backoff.ts";
 import type { Identity } from "../identity.ts";
 import type { Logger } from "../logger.ts";
@@ -17,7 +19,9 @@ export interface RelayClientOptions {
   window?: number;
   logger: Logger;
   onMessage(frame: DeliveryFrame): void;
-  onState?(state: ConnectionState, detail: { backlog?: number; error?: string; hubPrefix?: string }): void;
+  onState?(state: ConnectionState, detail: StateDetail): void;
+  /** The inbox's hub token (after `ready`, and whenever the inbox gets a newer one). */
+  onHubToken?(frame: HubTokenFrame): void;
   /** Dropped when the socket drops: the relay sends every unacknowledged message again. */
   onDisconnect?(): void;
   /** Where finished ids and the cursor persist (none: in memory only, as in tests of the socket). */
@@ -40,6 +44,14 @@ export interface RejectInfo {
   reason: string;
   status: number;
   attempts: number;
+}
+
+export interface StateDetail {
+  backlog?: number;
+  error?: string;
+  hubPrefix?: string;
+  /** From `ready`: webhook, pull or off (absent from an older relay). */
+  hubMode?: string;
 }
 
 export function connectUrl(relayUrl: string, agentId: string): string {
@@ -126,7 +138,23 @@ export class RelayClient {
     this.setState("closed", {});
   }
 
-  private setState(state: ConnectionState, detail: { backlog?: number; error?: string; hubPrefix?: string }): void {
+  /** Tells a pulling inbox the hub has mail; false when there is no authenticated socket to say it on. */
+  sendHubPull(): boolean {
+    return this.sendAuthed({ type: "hub_pull" });
+  }
+
+  /** Offers the inbox a hub token (it takes it when it expires later than its own). */
+  sendHubToken(token: string, expiresAt: number): boolean {
+    return this.sendAuthed({ type: "hub_token", token, expires_at: expiresAt });
+  }
+
+  private sendAuthed(frame: object): boolean {
+    if (!this.authed || this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(frame));
+    return true;
+  }
+
+  private setState(state: ConnectionState, detail: StateDetail): void {
     this.state = state;
     this.options.onState?.(state, detail);
   }
@@ -187,7 +215,7 @@ export class RelayClient {
         }
         this.startHeartbeat(socket);
         logger.info("relay connected", { url, after: frame.after, backlog: frame.backlog });
-        this.setState("connected", { backlog: frame.backlog, ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}) });
+        this.setState("connected", { backlog: frame.backlog, ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}) });
       } else if (frame.type === "message") {
         if (frame.id <= this.finishedUpTo || this.open.has(frame.id)) return;
         if (this.options.journal?.has(frame.id)) {
@@ -198,6 +226,8 @@ export class RelayClient {
         }
         this.open.add(frame.id);
         this.options.onMessage(frame);
+      } else if (frame.type === "hub_token") {
+        if (typeof frame.token === "string" && typeof frame.expires_at === "number") this.options.onHubToken?.(frame);
       } else if (frame.type === "rejected") {
         if (!this.open.delete(frame.id)) return;
         this.advance(frame.id);

@@ -16,7 +16,7 @@ export interface CliResult {
 }
 
 /** Variables a developer's shell might set that would steer the CLI away from the test's files. */
-const SCRUBBED = ["CLAWRELAY_HOME", "OPENCLAW_CONFIG_PATH", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME", "OPENCLAW_GATEWAY_PORT", "OPENCLAW_GATEWAY_TOKEN", "OPENCLAW_GATEWAY_PASSWORD", "AGENTLINE_HUB", "SOCIETY_AI_API_PORT"];
+const SCRUBBED = ["CLAWRELAY_HOME", "OPENCLAW_CONFIG_PATH", "OPENCLAW_STATE_DIR", "OPENCLAW_HOME", "OPENCLAW_GATEWAY_PORT", "OPENCLAW_GATEWAY_TOKEN", "OPENCLAW_GATEWAY_PASSWORD", "AGENTLINE_HUB", "BOTCORD_HUB", "BOTCORD_AGENT_ID", "SOCIETY_AI_API_PORT"];
 
 export function childEnv(env: Record<string, string>): Record<string, string | undefined> {
   const base: Record<string, string | undefined> = { ...process.env };

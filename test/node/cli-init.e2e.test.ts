@@ -75,10 +75,11 @@ describe("clawrelay init", () => {
     expect(result.stdout).toContain(`public webhook URL: ${hooksUrl}`);
     expect(result.stdout).toMatch(new RegExp(`webhook token: +${token}\\n`));
     // The hub's side is one command now (test/node/hub-link.test.ts), not requests with a JWT by hand.
-    expect(result.stdout).toContain("clawrelay hub register               a hub that posts webhooks");
+    expect(result.stdout).toContain("clawrelay hub register                                   an agent the hub already knows");
+    expect(result.stdout).toContain("clawrelay hub register --bind-code bd_… --bind-nonce …   a new agent made on the hub's dashboard");
     expect(result.stdout).toContain("clawrelay hub register --mode pull");
     expect(result.stdout).toContain("403 NOT_IN_CONTACTS");
-    expect(result.stdout).toContain("valid 24 h");
+    expect(result.stdout).toContain("the hub keeps one token per agent: a new one ends the others");
     expect(result.stdout).not.toContain("curl");
     expect(statSync(join(h.env.CLAWRELAY_HOME!, "agent.json")).mode & 0o777).toBe(0o600);
     // The printed URL and token really are the inbox's.
@@ -121,6 +122,8 @@ describe("clawrelay init", () => {
     expect(settings.agent_id).toBe(alice.agentId);
     expect(settings.key.private_key).toBe(alice.privateKey);
     expect(settings).toMatchObject({ display_name: "Imported Alice", hub_url: NO_HUB });
+    // The file whose token the agent keeps on the relay's.
+    expect(settings.hub_credentials).toEqual({ path: join(h.dir, ".agentline", "credentials", `${alice.agentId}.json`), format: "agentline" });
     expect(result.stdout).toContain(`Claimed inbox ${alice.agentId}`);
     expect(result.stdout).toContain(`/inbox/${alice.agentId}/hooks`);
     // The receipt key is the relay's own, never the imported key.

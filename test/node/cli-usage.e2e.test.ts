@@ -76,13 +76,13 @@ function expectOneLine(result: CliResult, line: string): void {
 // Every flag each command takes, written out here so the help texts are checked against the CLI's
 // real flags rather than against the table they are printed from.
 const COMMAND_FLAGS: Record<string, string[]> = {
-  init: ["--relay", "--name", "--hub", "--import-agentline", "--agentline-id", "--force", "--rotate-token", "--claim-token"],
+  init: ["--relay", "--name", "--hub", "--import-botcord", "--botcord-id", "--import-agentline", "--agentline-id", "--force", "--rotate-token", "--claim-token"],
   start: ["--json", "--gateway-port", "--hooks-path", "--openclaw-config"],
   status: ["--json"],
   doctor: ["--gateway-port", "--hooks-path", "--openclaw-config"],
   send: ["--to", "--text", "--payload", "--type", "--reply-to", "--ttl", "--json"],
   messages: ["--state", "--json"],
-  "hub register": ["--mode", "--prefix", "--agentline-token", "--open", "--claim-token", "--json"],
+  "hub register": ["--bind-code", "--bind-nonce", "--mode", "--prefix", "--agentline-token", "--open", "--claim-token", "--json"],
   "hub status": ["--json", "--agentline-token"],
 };
 

@@ -1,203 +1,29 @@
-// `clawrelay hub register` / `hub status` as a user runs them (the real CLI), against the real relay and
-// a small fake Agentline hub written here: registration and its challenge, token refresh, a second key
-// with a hub-assigned id, endpoints with the two probes, the endpoint test and the message policy — each
-// signature checked with node:crypto. Proves: the JWT comes from the agent's own key, the receipt key is
-// added under the hub's id and saved, the relay signs receipts with it, a second run reuses everything,
-// a hub without webhooks means pull mode, and status says whether receipts are accepted.
-import { createHash, createPublicKey, randomBytes, verify } from "node:crypto";
+// `clawrelay hub register` / `hub status` / `doctor` as a user runs them (the real CLI), against the real
+// relay and a small hub (test/support/node/registry-hub.ts): registration and its challenge, one current
+// token per agent, a second key with a hub-assigned id, endpoints that push, are gone or are deprecated,
+// the probe test and the message policy — each signature checked with node:crypto. Proves: a token is
+// minted only when none held works (the relay's first, then the credentials file's), and the relay is
+// handed it, so it never refreshes its own; the receipt key is added under the hub's id and the relay
+// signs with it; a second run reuses everything; a hub without webhooks (404 or a deprecation notice)
+// means pull mode; the prefix reported is the one the relay learned; status says whether receipts are
+// accepted, when it had to refresh, and what other clients of the agent did.
 import { createServer } from "node:http";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { draftEnvelope, signEnvelope, signingInput } from "../../protocol/index.ts";
+import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import type { AgentSettings } from "../../local-agent/settings.ts";
 import { saveSettings } from "../../local-agent/settings.ts";
+import { startRegistryHub } from "../support/node/registry-hub.ts";
+import type { RegistryHub, RegistryHubOptions } from "../support/node/registry-hub.ts";
 import { ownerCall, postHook, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { runCli } from "./cli-harness.ts";
 
-interface FakeKey {
-  key_id: string;
-  pubkey: string;
-  state: "pending" | "active" | "revoked";
-  challenge?: string;
-}
-
-interface FakeAgent {
-  agent_id: string;
-  display_name: string;
-  keys: Map<string, FakeKey>;
-  policy: string;
-  endpoint?: { endpoint_id: string; url: string; webhook_token: string; state: string };
-}
-
-interface FakeHubOptions {
-  /** false: a hub of the later, pull-only code (no /endpoints routes). */
-  webhooks?: boolean;
-  prefix?: string;
-}
-
-const b64url = (bytes: Buffer) => bytes.toString("base64url");
-const agentIdOf = (pubkey: string) => "ag_" + createHash("sha256").update(pubkey.slice("ed25519:".length)).digest("hex").slice(0, 12);
-
-function signedBy(pubkey: string, message: Buffer, sig: unknown): boolean {
-  const x = Buffer.from(pubkey.slice("ed25519:".length), "base64");
-  const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: b64url(x) }, format: "jwk" });
-  return typeof sig === "string" && verify(null, message, key, Buffer.from(sig, "base64"));
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
-async function startFakeHub(options: FakeHubOptions = {}) {
-  const prefix = options.prefix ?? "agentgram";
-  const agents = new Map<string, FakeAgent>();
-  const tokens = new Map<string, string>(); // JWT -> agent id
-  const nonces = new Set<string>();
-  const calls: string[] = [];
-  const receipts: { status: number; envelope: Envelope }[] = [];
-
-  const mint = (agentId: string) => {
-    const exp = Math.floor(Date.now() / 1000) + 86_400;
-    const token = [b64url(Buffer.from('{"alg":"HS256"}')), b64url(Buffer.from(JSON.stringify({ agent_id: agentId, exp }))), b64url(randomBytes(32))].join(".");
-    tokens.set(token, agentId);
-    return { agent_token: token, expires_at: exp };
-  };
-  const newKey = (pubkey: string): FakeKey => ({ key_id: "k_" + randomBytes(6).toString("hex"), pubkey, state: "pending", challenge: randomBytes(32).toString("base64") });
-  const probe = async (url: string, token: string) =>
-    Promise.all(
-      ["agent", "wake"].map(async (leaf) => {
-        const path = `/${prefix}_inbox/${leaf}`;
-        const res = await fetch(url + path, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: '{"probe": true}' }).catch(() => null);
-        await res?.body?.cancel();
-        const status = res?.status ?? 0;
-        const ok = status >= 200 && status < 300;
-        return { path, status, ok, hint: ok ? "" : status === 401 ? "webhook_token mismatch" : "not reachable" };
-      }),
-    );
-
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const send = (status: number, value: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(value));
-    };
-    const url = new URL(req.url ?? "/", "http://hub");
-    const p = url.pathname.split("/").filter(Boolean);
-    const method = req.method ?? "GET";
-    calls.push(`${method} ${url.pathname}`);
-    const body = method === "GET" ? {} : await readJson(req);
-    if (method === "POST" && url.pathname === "/hub/receipt") {
-      const envelope = body as unknown as Envelope;
-      const key = agents.get(envelope.from)?.keys.get(envelope.sig.key_id);
-      const good = key?.state === "active" && signedBy(key.pubkey, Buffer.from(signingInput(envelope)), envelope.sig.value);
-      receipts.push({ status: good ? 200 : 400, envelope });
-      return good ? send(200, { received: true }) : send(400, { detail: key ? "Signature verification failed" : "Signing key not found or not active" });
-    }
-    if (p[0] !== "registry" || p[1] !== "agents") return send(404, { detail: "Not Found" });
-    if (method === "POST" && p.length === 2) {
-      const pubkey = String(body.pubkey);
-      const id = agentIdOf(pubkey);
-      const existing = agents.get(id);
-      if (existing && ![...existing.keys.values()].some((k) => k.pubkey === pubkey)) return send(409, { detail: "Agent id already registered" });
-      const agent = existing ?? { agent_id: id, display_name: String(body.display_name), keys: new Map(), policy: "contacts_only" };
-      agents.set(id, agent);
-      const key = [...agent.keys.values()].find((k) => k.pubkey === pubkey) ?? newKey(pubkey);
-      key.challenge = randomBytes(32).toString("base64");
-      agent.keys.set(key.key_id, key);
-      return send(201, { agent_id: id, key_id: key.key_id, challenge: key.challenge });
-    }
-    const agent = agents.get(p[2] ?? "");
-    if (!agent) return send(404, { detail: "Agent not found" });
-    const rest = p.slice(3).join("/");
-    if (method === "GET" && p[3] === "keys" && p.length === 5) {
-      const key = agent.keys.get(p[4]!);
-      return key ? send(200, { key_id: key.key_id, pubkey: key.pubkey, state: key.state, created_at: "2026-01-01T00:00:00Z" }) : send(404, { detail: "Key not found" });
-    }
-    if (method === "POST" && rest === "verify") {
-      const key = agent.keys.get(String(body.key_id));
-      if (!key?.challenge || key.challenge !== body.challenge) return send(400, { detail: "Unknown or used challenge" });
-      if (!signedBy(key.pubkey, Buffer.from(key.challenge, "base64"), body.sig)) return send(400, { detail: "Signature verification failed" });
-      key.state = "active";
-      delete key.challenge;
-      return send(200, mint(agent.agent_id));
-    }
-    if (method === "POST" && rest === "token/refresh") {
-      const key = agent.keys.get(String(body.key_id));
-      if (key?.state !== "active") return send(401, { detail: "Key not active" });
-      if (nonces.has(String(body.nonce))) return send(409, { detail: "Nonce already used" });
-      nonces.add(String(body.nonce));
-      if (!signedBy(key.pubkey, Buffer.from(String(body.nonce), "base64"), body.sig)) return send(401, { detail: "Signature verification failed" });
-      return send(200, mint(agent.agent_id));
-    }
-    if (tokens.get((req.headers.authorization ?? "").replace(/^Bearer /, "")) !== agent.agent_id) return send(401, { detail: "Invalid or expired token" });
-    if (method === "POST" && rest === "keys") {
-      const key = newKey(String(body.pubkey));
-      agent.keys.set(key.key_id, key);
-      return send(201, { key_id: key.key_id, challenge: key.challenge });
-    }
-    if (rest.startsWith("endpoints") && options.webhooks === false) return send(404, { detail: "Not Found" });
-    if (method === "POST" && rest === "endpoints") {
-      const results = await probe(String(body.url), String(body.webhook_token));
-      const previous = agent.endpoint;
-      const endpoint_id = previous && previous.url === body.url ? previous.endpoint_id : "ep_" + randomBytes(6).toString("hex");
-      agent.endpoint = { endpoint_id, url: String(body.url), webhook_token: String(body.webhook_token), state: results.every((r) => r.ok) ? "active" : "unverified" };
-      return send(200, { endpoint_id, url: agent.endpoint.url, state: agent.endpoint.state });
-    }
-    if (method === "POST" && rest === "endpoints/test") {
-      const results = await probe(String(body.url), String(body.webhook_token));
-      return send(200, { all_ok: results.every((r) => r.ok), results });
-    }
-    if (method === "GET" && rest === "endpoints/status") {
-      const e = agent.endpoint;
-      return e ? send(200, { endpoint_id: e.endpoint_id, url: e.url, state: e.state, webhook_token: e.webhook_token }) : send(404, { detail: "No endpoint" });
-    }
-    if (rest === "policy" && method === "GET") return send(200, { message_policy: agent.policy });
-    if (rest === "policy" && method === "PATCH") {
-      agent.policy = String(body.message_policy);
-      return send(200, { message_policy: agent.policy });
-    }
-    return send(404, { detail: "Not Found" });
-  };
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: Error) => {
-      res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ detail: err.message }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const address = server.address();
-  const port = address && typeof address !== "string" ? address.port : 0;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    agents,
-    calls,
-    receipts,
-    /** An agent registered elsewhere with another key under `agentId` (so registration answers 409). */
-    squat(agentId: string) {
-      agents.set(agentId, { agent_id: agentId, display_name: "squatter", keys: new Map([["k_other", { key_id: "k_other", pubkey: newIdentity().publicKey, state: "active" }]]), policy: "open" });
-    },
-    /** A sender known to the hub, so the relay can look its key up. */
-    addAgent(pubkey: string, keyId: string) {
-      agents.set(agentIdOf(pubkey), { agent_id: agentIdOf(pubkey), display_name: "sender", keys: new Map([[keyId, { key_id: keyId, pubkey, state: "active" }]]), policy: "open" });
-    },
-    mint,
-    issued: () => [...tokens.keys()],
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-type FakeHub = Awaited<ReturnType<typeof startFakeHub>>;
-
 const fixture = relayFixture();
-const hubs: FakeHub[] = [];
+const hubs: RegistryHub[] = [];
 afterEach(async () => {
   for (const hub of hubs.splice(0)) await hub.close();
 });
@@ -205,8 +31,8 @@ afterEach(async () => {
 const read = (home: AgentHome): AgentSettings => JSON.parse(readFileSync(home.settingsPath, "utf8")) as AgentSettings;
 
 /** An agent claimed on the real relay by `init`, its settings pointed at a fresh fake hub. */
-async function agentWithHub(options: FakeHubOptions = {}): Promise<{ home: AgentHome; hub: FakeHub }> {
-  const hub = await startFakeHub(options);
+async function agentWithHub(options: RegistryHubOptions = {}): Promise<{ home: AgentHome; hub: RegistryHub }> {
+  const hub = await startRegistryHub(options);
   hubs.push(hub);
   const { home } = await fixture.setUp("Bob");
   saveSettings(home.settingsPath, { ...home.settings, hub_url: hub.url });
@@ -220,7 +46,7 @@ async function relayHubView(home: AgentHome): Promise<Record<string, unknown> | 
 }
 
 /** A signed message from a stranger known to the hub, carried in a webhook body as 1.x hubs do; resolves once its ack reached the hub. */
-async function hookCarriedMessage(home: AgentHome, hub: FakeHub): Promise<Envelope> {
+async function hookCarriedMessage(home: AgentHome, hub: RegistryHub): Promise<Envelope> {
   const sender = newIdentity();
   hub.addAgent(sender.publicKey, sender.keyId);
   const envelope = await signEnvelope(draftEnvelope({ from: sender.agentId, to: home.settings.agent_id, type: "message", payload: { text: "hi" } }), sender.keyId, sender.sign);
@@ -233,7 +59,7 @@ async function hookCarriedMessage(home: AgentHome, hub: FakeHub): Promise<Envelo
 const register = (home: AgentHome, ...args: string[]) => runCli(["hub", "register", ...args], home.env, 30_000);
 
 describe("clawrelay hub register", () => {
-  it("from scratch: JWT by register+verify, receipt key added under the hub's id and saved, claim sent, endpoint active, policy explained", async () => {
+  it("from scratch: JWT by register+verify, receipt key under the hub's id, the token handed to the relay, endpoint active, the prefix learned from the probes", async () => {
     const { home, hub } = await agentWithHub();
     const before = home.settings;
     const result = await register(home);
@@ -251,29 +77,35 @@ describe("clawrelay hub register", () => {
     expect(receipt).toMatchObject({ pubkey: before.receipt_key.public_key, state: "active" });
     expect(after.receipt_key.key_id).not.toBe(before.receipt_key.key_id);
     expect(after.receipt_key.private_key).toBe(before.receipt_key.private_key);
-    expect(after.hub).toMatchObject({ mode: "webhook", prefix: "agentgram", endpoint_state: "active" });
+    // No --prefix: the relay learned it from the hub's probes, and that is what is reported and saved.
+    expect(after.hub).toMatchObject({ mode: "webhook", prefix: "agentgram", prefix_source: "learned from the hub's probes", endpoint_state: "active" });
     expect(agent.endpoint).toMatchObject({ url: `${fixture.relay().url}/inbox/${before.agent_id}/hooks`, webhook_token: before.webhook_token, state: "active" });
     expect(hub.calls).toContain(`POST /registry/agents/${before.agent_id}/endpoints/test`);
 
-    expect(result.stdout).toContain("[1/6] hub token: from registering the main key");
-    expect(result.stdout).toContain(`[2/6] receipt key: added as ${after.receipt_key.key_id} (the hub's id)`);
-    expect(result.stdout).toContain(`[3/6] relay: claim accepted — the inbox signs receipts as ${after.receipt_key.key_id}`);
+    expect(result.stdout).toContain("[1/7] hub token: from registering the main key");
+    expect(result.stdout).toContain(`[2/7] receipt key: added as ${after.receipt_key.key_id} (the hub's id)`);
+    expect(result.stdout).toContain(`[3/7] relay: claim accepted — the inbox signs receipts as ${after.receipt_key.key_id}`);
+    expect(result.stdout).toContain("the relay: took it");
     expect(result.stdout).toContain(`registered (${agent.endpoint!.endpoint_id}): active`);
     expect(result.stdout).toMatch(/\/agentgram_inbox\/wake {2}200 ok/);
+    expect(result.stdout).toContain("prefix: agentgram, learned from the hub's probes");
     expect(result.stdout).toContain("403 NOT_IN_CONTACTS");
     expect(result.stdout).toContain(`curl -X PATCH ${hub.url}/registry/agents/${before.agent_id}/policy -H "Authorization: Bearer $TOKEN"`);
     for (const secret of [before.key.private_key, before.receipt_key.private_key, before.webhook_token!]) expect(result.stdout).not.toContain(secret);
     expect(hub.issued().length).toBeGreaterThan(0);
     for (const jwt of hub.issued()) expect(result.stdout).not.toContain(jwt);
 
+    // The relay holds the CLI's token: it never refreshed one of its own (which would have ended it).
+    const view = await relayHubView(home);
+    expect(view).toMatchObject({ hub_url: hub.url, mode: "webhook", prefix: "agentgram", prefix_source: "learned from the hub's probes", receipt_key_id: after.receipt_key.key_id, token: { source: "owner" } });
+    expect(hub.refreshes).toEqual([]);
+
     // The relay signs receipts under the hub's key id: a hook-carried envelope's ack reaches the hub and is accepted.
     const envelope = await hookCarriedMessage(home, hub);
     expect(hub.receipts[0]).toMatchObject({ status: 200, envelope: { type: "ack", from: before.agent_id, reply_to: envelope.msg_id, sig: { key_id: after.receipt_key.key_id } } });
-
-    expect(await relayHubView(home)).toMatchObject({ hub_url: hub.url, mode: "webhook", prefix: "agentgram", receipt_key_id: after.receipt_key.key_id });
   });
 
-  it("run twice: the second run refreshes the token, reuses both keys and the endpoint; a bad --agentline-token falls back to the key", async () => {
+  it("run again: the relay's token is used (no refresh, nothing re-made); after another client refreshed, the sources are tried in order and only then one is minted", async () => {
     const { home, hub } = await agentWithHub();
     expect((await register(home)).code).toBe(0);
     const first = read(home);
@@ -281,46 +113,81 @@ describe("clawrelay hub register", () => {
     const endpointId = agent.endpoint!.endpoint_id;
     const registrations = hub.calls.filter((c) => c === "POST /registry/agents").length;
 
-    const again = await register(home, "--agentline-token", "not.a-valid.jwt");
+    const again = await register(home);
     expect(again.stderr).toBe("");
     expect(again.code, again.stdout).toBe(0);
     console.log(`--- clawrelay hub register (second run) ---\n${again.stdout}`);
+    expect(again.stdout).toContain("[1/7] hub token: from the relay's token (got by hub register)");
+    expect(again.stdout).toContain("the relay: holds this token already");
+    expect(again.stdout).toContain(`[2/7] receipt key: ${first.receipt_key.key_id} is already an active key of ${first.agent_id} at the hub (reused)`);
+    expect(hub.refreshes).toEqual([]);
     const second = read(home);
     expect(second.key).toEqual(first.key);
     expect(second.receipt_key).toEqual(first.receipt_key);
     expect(agent.keys.size).toBe(2);
     expect(agent.endpoint!.endpoint_id).toBe(endpointId);
     expect(hub.calls.filter((c) => c === "POST /registry/agents").length).toBe(registrations);
-    expect(again.stdout).toContain(`[2/6] receipt key: ${first.receipt_key.key_id} is already an active key of ${first.agent_id} at the hub (reused)`);
-    expect(again.stdout).toContain(`the hub refused the JWT from --agentline-token on POST /registry/agents/${first.agent_id}/endpoints (401`);
-    expect(hub.calls).toContain(`POST /registry/agents/${first.agent_id}/token/refresh`);
+
+    // Another client of the agent refreshes: every token held so far is dead.
+    const other = hub.mint(first.agent_id, 86_400 + 120);
+    const third = await register(home, "--agentline-token", "not.a-valid.jwt");
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    console.log(`--- clawrelay hub register (after another client's refresh) ---\n${third.stdout}`);
+    const refused = third.stdout.indexOf("the hub refused the JWT from the relay's token");
+    const refusedSupplied = third.stdout.indexOf("the hub refused the JWT from --agentline-token");
+    expect(refused).toBeGreaterThan(0);
+    expect(refusedSupplied).toBeGreaterThan(refused);
+    expect(third.stdout).toContain(`[1/7] hub token: from a token refresh signed by the main key ${first.key.key_id} (it ends every older token of ${first.agent_id})`);
+    expect(hub.refreshes).toEqual([{ agent_id: first.agent_id, key_id: first.key.key_id }]);
+    // The relay got the new one, and it is the hub's current token.
+    const view = (await relayHubView(home)) as { token: { expires_at: number } };
+    expect(hub.currentToken(first.agent_id)).not.toBe(other.agent_token);
+    expect(view.token.expires_at).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 86_000);
+    expect(third.stdout).toContain("the relay: took it");
   });
 
-  it("a hub without webhook delivery (endpoints 404): switches to pull mode and tells the relay", async () => {
-    const { home, hub } = await agentWithHub({ webhooks: false });
+  it("a hub without webhook routes (404): switches to pull mode; the relay pulls with the handed token and never refreshes its own", async () => {
+    const { home, hub } = await agentWithHub({ webhooks: "gone" });
     const result = await register(home);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toContain("it has no webhook delivery; switching to pull mode");
     expect(result.stdout).toContain("claim sent again with hub mode pull");
+    expect(result.stdout).toContain("prefix: botcord, default for a pulling link");
     const settings = read(home);
-    expect(settings.hub).toMatchObject({ mode: "pull", prefix: "agentgram" });
+    expect(settings.hub).toMatchObject({ mode: "pull", prefix: "botcord", prefix_source: "default for a pulling link" });
     expect(settings.hub?.endpoint_state).toBeUndefined();
     expect(hub.agents.get(settings.agent_id)!.keys.get(settings.receipt_key.key_id)?.state).toBe("active");
-    expect(await relayHubView(home)).toMatchObject({ mode: "pull", receipt_key_id: settings.receipt_key.key_id });
+    await waitUntil("the relay's first pull", async () => ((await relayHubView(home))?.last_pull as { ok?: boolean } | null)?.ok === true);
+    expect(await relayHubView(home)).toMatchObject({ mode: "pull", prefix: "botcord", receipt_key_id: settings.receipt_key.key_id, token: { source: "owner" } });
+    expect(hub.refreshes).toEqual([]);
   });
 
-  it("--mode pull skips the endpoint; --prefix botcord is kept; --open opens a contacts_only policy", async () => {
+  it("today's hub (endpoints deprecated: probed, 201, Deprecation and Warning 299): pull mode, the prefix the probes taught the relay", async () => {
+    const { home, hub } = await agentWithHub({ webhooks: "deprecated", prefix: "botcord" });
+    const result = await register(home);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    console.log(`--- clawrelay hub register (endpoints deprecated) ---\n${result.stdout}`);
+    expect(result.stdout).toContain('the hub marks webhook delivery deprecated (Warning: 299 BotCord "Webhook endpoint delivery is deprecated; use /hub/ws + /hub/inbox"): it pushes nothing; switching to pull mode');
+    expect(result.stdout).toContain("prefix: botcord, learned from the hub's probes");
+    expect(read(home).hub).toMatchObject({ mode: "pull", prefix: "botcord", prefix_source: "learned from the hub's probes" });
+    // The probes ran once, at registration; no dry run follows on a hub that pushes nothing.
+    expect(hub.calls.filter((c) => c.endsWith("/endpoints/test"))).toEqual([]);
+    expect(await relayHubView(home)).toMatchObject({ mode: "pull", prefix: "botcord", prefix_source: "learned from the hub's probes", token: { source: "owner" } });
+    expect(hub.refreshes).toEqual([]);
+  });
+
+  it("--mode pull skips the endpoint; --prefix botcord is kept by later runs; --open opens a contacts_only policy", async () => {
     const { home, hub } = await agentWithHub();
     const result = await register(home, "--mode", "pull", "--prefix", "botcord", "--open");
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toContain("[4/6] endpoint: skipped (--mode pull");
+    expect(result.stdout).toContain("[4/7] endpoint: skipped (--mode pull; the relay pulls from the hub's inbox)");
     expect(result.stdout).toContain("was contacts_only, now open (--open)");
     const settings = read(home);
-    expect(settings.hub).toMatchObject({ mode: "pull", prefix: "botcord" });
+    expect(settings.hub).toMatchObject({ mode: "pull", prefix: "botcord", prefix_source: "set" });
     expect(hub.agents.get(settings.agent_id)!.policy).toBe("open");
     expect(hub.calls.some((c) => c.includes("/endpoints"))).toBe(false);
     // A later run without --prefix keeps botcord.
-    expect((await register(home, "--mode", "pull")).stdout).toContain("prefix botcord");
+    expect((await register(home, "--mode", "pull")).stdout).toContain("prefix: botcord, set");
   });
 
   it("uses a valid token from the Agentline credentials file, and says so when the agent id is taken at the hub", async () => {
@@ -333,9 +200,10 @@ describe("clawrelay hub register", () => {
     writeFileSync(file, JSON.stringify({ hub_url: hub.url, agent_id: home.settings.agent_id, key_id: home.settings.key.key_id, private_key: home.settings.key.private_key, token: minted.agent_token, token_expires_at: minted.expires_at }));
     const result = await register(home);
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    expect(result.stdout).toContain(`[1/6] hub token: from ${file}; valid until ${new Date(minted.expires_at * 1000).toISOString()}`);
+    expect(result.stdout).toContain(`[1/7] hub token: from ${file}; valid until ${new Date(minted.expires_at * 1000).toISOString()}`);
     expect(result.stdout).not.toContain(minted.agent_token);
     expect(hub.calls).not.toContain("POST /registry/agents");
+    expect(hub.refreshes).toEqual([]);
 
     const other = await agentWithHub();
     other.hub.squat(other.home.settings.agent_id);
@@ -358,6 +226,9 @@ describe("clawrelay hub status", () => {
     console.log(`--- clawrelay hub status ---\n${status.stdout}`);
     expect(status.stderr).toBe("");
     expect(status.code, status.stdout).toBe(0);
+    expect(status.stdout).toContain("hub's view (JWT from the relay's token (got by hub register)");
+    expect(status.stdout).toContain("its hub token: from hub register, valid until");
+    expect(status.stdout).not.toContain("REFRESHED");
     expect(status.stdout).toContain(`main key ${settings.key.key_id}: active`);
     expect(status.stdout).toContain(`receipt key ${settings.receipt_key.key_id}: active`);
     expect(status.stdout).toContain("endpoint: endpoint_id ep_");
@@ -365,13 +236,15 @@ describe("clawrelay hub status", () => {
     expect(status.stdout).toContain("message policy: contacts_only");
     expect(status.stdout).toMatch(/verdict: (receipts are accepted by the hub|no receipt sent yet; the receipt key k_\w+ is active at the hub)/);
     expect(status.stdout).not.toContain(settings.webhook_token!);
+    expect(hub.refreshes).toEqual([]);
 
     const json = await runCli(["hub", "status", "--json"], home.env);
-    const report = JSON.parse(json.stdout) as { hub: { keys: { receipt: { state: string } }; message_policy: string }; verdict: { ok: boolean } };
+    const report = JSON.parse(json.stdout) as { hub: { keys: { receipt: { state: string } }; message_policy: string; token: { minted: boolean } }; verdict: { ok: boolean } };
     expect(report.hub.keys.receipt.state).toBe("active");
     expect(report.hub.message_policy).toBe("contacts_only");
+    expect(report.hub.token.minted).toBe(false);
     expect(report.verdict.ok).toBe(true);
-    for (const secret of [settings.key.private_key, settings.receipt_key.private_key, settings.webhook_token!]) expect(json.stdout).not.toContain(secret);
+    for (const secret of [settings.key.private_key, settings.receipt_key.private_key, settings.webhook_token!, ...hub.issued()]) expect(json.stdout).not.toContain(secret);
 
     // A receipt the hub accepted: the relay's view says so, and so does the verdict.
     await hookCarriedMessage(home, hub);
@@ -389,6 +262,63 @@ describe("clawrelay hub status", () => {
     const repaired = await register(home);
     expect(repaired.stdout).toContain("was revoked at the hub, so a new one was made");
     expect(read(home).receipt_key.private_key).not.toBe(settings.receipt_key.private_key);
+  });
+
+  it("pull mode: the pull schedule and its idle cost; another client that took the token, one that likely pulls too; status refreshes only when nothing held works, and says so — doctor says the same", async () => {
+    const { home, hub } = await agentWithHub();
+    expect((await register(home, "--mode", "pull")).code).toBe(0);
+    const settings = read(home);
+    const id = settings.agent_id;
+
+    // Another client refreshes; the relay's next pull meets a 401 on a token that had not expired.
+    hub.mint(id, 86_400 + 120);
+    const pulled = await ownerCall(fixture.relay().url, home, "POST", "/hub/pull");
+    expect(pulled.status, JSON.stringify(pulled.body)).toBe(200);
+    await waitUntil("the relay to count the lost token", async () => ((await relayHubView(home))?.token_lost as { count?: number } | null)?.count === 1);
+
+    // Another client pulls: records addressed to us taken at the hub since the link was made, none of them by the relay.
+    const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+    const record = (n: number, state: string, msAgo: number, from = "ag_0123456789ab", to = id) => ({ hub_msg_id: `h_${n}`, envelope: { from, to, type: "message" }, room_id: null, state, created_at: at(msAgo) });
+    hub.history.push(
+      record(1, "delivered", 86_400_000 * 2), // before the link was made: not counted
+      record(2, "delivered", 0),
+      record(3, "acked", 0),
+      record(4, "processing", 0), // a lease this young may be a pull in progress: not counted
+      record(5, "queued", 0), // not taken by anyone yet
+      record(6, "delivered", 0, id, "ag_0123456789ab"), // one we sent
+    );
+    const status = await runCli(["hub", "status"], home.env);
+    console.log(`--- clawrelay hub status (pull mode, other clients) ---\n${status.stdout}`);
+    expect(status.code, status.stdout + status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/pulls: next \S+; while nothing arrives the wait doubles from 15 s up to every 120 s/);
+    expect(status.stdout).toContain("idle cost a day: 720 alarm runs, 721 hub requests, 721 rows written");
+    expect(status.stdout).toMatch(/WARNING: another client took the hub token: the hub refused the relay's token 1 time\(s\) before it expired, last at 20\d\d-/);
+    expect(status.stdout).toContain("fix: link that client's credentials file");
+    expect(status.stdout).toContain("WARNING: another client likely pulls this inbox: 2 message(s) addressed to this agent");
+    expect(status.stdout).toContain("e.g. h_3, h_2");
+    expect(status.stdout).not.toContain("REFRESHED");
+
+    const doctor = await runCli(["doctor"], home.env);
+    console.log(`--- clawrelay doctor (pull mode, other clients) ---\n${doctor.stdout}`);
+    expect(doctor.stdout).toContain("[WARN] another client took the hub token");
+    expect(doctor.stdout).toContain("[WARN] another client likely pulls this inbox: 2 message(s)");
+    const refreshesBefore = hub.refreshes.length;
+
+    // Every token held is dead now: status has to refresh, says so, and hands the new one over.
+    hub.mint(id, 86_400 + 300);
+    const forced = await runCli(["hub", "status"], home.env);
+    console.log(`--- clawrelay hub status (nothing held works) ---\n${forced.stdout}`);
+    expect(forced.stdout).toContain("REFRESHED: neither the relay nor a credentials file held a token that works, so hub status made one — that ended every older token of this agent");
+    expect(forced.stdout).toContain("the relay: took it");
+    expect(hub.refreshes.slice(refreshesBefore)).toEqual([{ agent_id: id, key_id: settings.key.key_id }]);
+    const calm = await runCli(["hub", "status"], home.env);
+    expect(calm.stdout).not.toContain("REFRESHED");
+    expect(hub.refreshes.length).toBe(refreshesBefore + 1);
+    // Doctor never mints one.
+    hub.mint(id, 86_400 + 400);
+    const quiet = await runCli(["doctor"], home.env);
+    expect(quiet.stdout).toContain("another client pulling this inbox: not checked (no hub token that works");
+    expect(hub.refreshes.length).toBe(refreshesBefore + 1);
   });
 });
 

@@ -100,4 +100,40 @@ describe("bridging the webhook era's flat bodies", () => {
     expect(await errorCode(refused)).toBe("sender_blocked");
     expect(await runInDurableObject(stub(strict), (o) => o.store.queueStats().count)).toBe(0);
   });
+
+  it("holds a byte-identical body: stored once the history shows a second message, dropped (and said) when it was the hub sending it again", async () => {
+    const inbox = await webhookInbox();
+    const alice = await registeredAgent();
+    const room = `rm_dm_${[alice.id, inbox.agent.id].sort().join("_")}`;
+    const body = flatBody(alice, "Alice", "same words", await hubSessionKey(room, null));
+    const first = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
+    const second = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
+    const count = () => runInDurableObject(stub(inbox), (o) => o.store.queueStats().count);
+    await postHook(inbox, "botcord_inbox/agent", body);
+    await scriptHistory(inbox.agent.id, [historyRecord(first, room)]);
+    await bridge(inbox);
+
+    // Resent by the hub: held, nothing stored, and after the grace dropped with a word in hub status.
+    const resent = await postHook(inbox, "botcord_inbox/agent", body);
+    expect(await resent.json()).toEqual({ queued: true, id: 0, held: true });
+    expect(await count()).toBe(1);
+    await bridge(inbox);
+    expect(await count()).toBe(1);
+    await runInDurableObject(stub(inbox), (o) => {
+      const state = o.store.loadHubState();
+      o.store.saveHubState({ ...state, claims: state.claims.map((c) => ({ ...c, at: c.at - 31_000 })) });
+    });
+    await bridge(inbox);
+    const state = await runInDurableObject(stub(inbox), (o) => o.store.loadHubState());
+    expect([await count(), state.claims.length]).toEqual([1, 0]);
+    expect(state.last_bridge?.detail).toMatch(/sent again/);
+
+    // The same words a second time for real: a second record in the history releases it.
+    const again = (await (await postHook(inbox, "botcord_inbox/agent", body)).json()) as { held?: boolean };
+    expect(again.held).toBe(true);
+    await scriptHistory(inbox.agent.id, [historyRecord(second, room)]);
+    await bridge(inbox);
+    const named = await runInDurableObject(stub(inbox), (o) => o.store.list(0, 10, "all", null).map((m) => m.msg_id));
+    expect(named).toEqual([first.msg_id, second.msg_id]);
+  });
 });

@@ -31,6 +31,11 @@ const GRACE_MS = 30_000;
 const GIVE_UP_MS = 10 * 60_000;
 const MAX_CLAIMS = 500;
 const MAX_PAGES = 5;
+/** How long a stored body is remembered, to notice the hub sending it again (it retries up to a TTL, 1 h by default). */
+const RECENT_BODY_MS = 3600_000;
+const MAX_RECENT_BODIES = 100;
+/** A held copy is kept in the link's state: larger ones are stored (the hub's texts are chat messages). */
+const MAX_HELD_BYTES = 64 * 1024;
 
 export function update(host: { store: TokenHost["store"] }, change: (state: HubState) => void): HubState {
   const state = host.store.loadHubState();
@@ -40,6 +45,8 @@ export function update(host: { store: TokenHost["store"] }, change: (state: HubS
 }
 
 const textHash = (text: string) => toHex(sha256(utf8(text)));
+/** Held claims share seq 0: a claim is told apart by when it came and what it says as well. */
+const claimKey = (c: BridgeClaim) => `${c.seq}/${c.at}/${c.sender}/${c.text_hash}`;
 
 /**
  * A flat message body from the linked hub: stored as it came (the gateway's mappings expect it) under
@@ -54,15 +61,29 @@ export async function acceptFlatHubHook(host: HubHost, arrival: Extract<Arrival,
   // The inbox's block- and allow-lists hold for the sender the hub names, before anything is stored.
   const refusal = policyRefusal(config.policy, flat.sender);
   if (refusal) throw refusal;
-  const answer = await acceptOpaqueHook(host.intake(nowMs), arrival, flat.sender);
+  const bodyHash = toHex(sha256(arrival.body));
+  const recent = host.store.loadHubState().recent_bodies.filter((b) => nowMs - b.at < RECENT_BODY_MS);
+  // The same bytes again: the hub's resend after a lost 2xx, or a second identical message. Held until
+  // the history tells them apart, so a resend does not run twice at the gateway.
+  const hold = recent.some((b) => b.hash === bodyHash) && arrival.body.byteLength <= MAX_HELD_BYTES;
+  const answer: Answer = hold ? { queued: true, id: 0, held: true } : await acceptOpaqueHook(host.intake(nowMs), arrival, flat.sender);
   const claim: BridgeClaim = { seq: answer.id, sender: flat.sender, text_hash: textHash(flat.text), session_key: flat.sessionKey, at: nowMs };
+  if (hold) claim.held = { text: new TextDecoder().decode(arrival.body), subpath: arrival.subpath, content_type: arrival.contentType };
   const due = nowMs + FIRST_LOOK_MS;
   update(host, (state) => {
     state.claims = [...state.claims, claim].slice(-MAX_CLAIMS);
+    state.recent_bodies = hold ? recent : [...recent, { hash: bodyHash, at: nowMs }].slice(-MAX_RECENT_BODIES);
     state.bridge_due_at = state.bridge_due_at === null ? due : Math.min(state.bridge_due_at, due);
   });
   await host.ensureAlarm(due);
   return answer;
+}
+
+/** A held copy turned out to be a message of its own: stored now, under the sender it names. */
+async function release(host: HubHost, claim: BridgeClaim, nowMs: number): Promise<BridgeClaim> {
+  const held = claim.held!;
+  const answer = await acceptOpaqueHook(host.intake(nowMs), { via: "hook", body: utf8(held.text), subpath: held.subpath, contentType: held.content_type }, claim.sender);
+  return { ...claim, seq: answer.id };
 }
 
 function envelopeOf(record: HubRecord): Envelope | null {
@@ -85,6 +106,8 @@ async function claimFor(claims: BridgeClaim[], envelope: Envelope, record: HubRe
   const topic = typeof record.topic === "string" ? record.topic : null;
   for (const claim of claims) {
     if (claim.sender !== envelope.from || (hash !== null && claim.text_hash !== hash)) continue;
+    // A held copy is released only by a record with its very text: sender and room are not enough.
+    if (claim.held && !exact) continue;
     // A key that names a room must name this one; one that names none (another namespace) is no help.
     const names = await sessionKeyNamesRoom(claim.session_key, room, topic);
     if (names === true || (names === null && exact)) return claim;
@@ -148,12 +171,13 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
         const age = nowMs - Date.parse(String(record.created_at ?? ""));
         const young = Number.isFinite(age) && age < GRACE_MS;
         // Exact first (sender, text, room); once the grace is over, sender and room alone.
-        const claim = (await claimFor(claims, envelope, record, true)) ?? (young ? undefined : await claimFor(claims, envelope, record, false));
+        const found = (await claimFor(claims, envelope, record, true)) ?? (young ? undefined : await claimFor(claims, envelope, record, false));
+        const claim = found?.held ? await release(host, found, nowMs) : found;
         if (claim || (!young && record.state === "delivered")) {
           const problem = await settle(host, envelope, record, claim, nowMs);
           if (problem) problems.push(problem);
           else acked++;
-          if (claim) claims = claims.filter((c) => c !== claim);
+          if (found) claims = claims.filter((c) => c !== found);
         } else if (young || record.state === "queued") {
           // Its body may still come (the hub retries), or has not been claimed yet.
           open = true;
@@ -162,14 +186,17 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
       }
       if (!open) settledUpTo = record.hub_msg_id;
     }
-    const expired = claims.filter((c) => nowMs - c.at >= GIVE_UP_MS);
-    claims = claims.filter((c) => nowMs - c.at < GIVE_UP_MS);
+    // A held copy no record claimed within the grace was the hub sending a body again: dropped, said.
+    const resent = claims.filter((c) => c.held && nowMs - c.at >= GRACE_MS);
+    if (resent.length > 0) problems.push(`${resent.length} webhook bodies the hub sent again (byte-identical to ones already stored, and its history holds no second message) were not stored twice`);
+    const expired = claims.filter((c) => !c.held && nowMs - c.at >= GIVE_UP_MS);
+    claims = claims.filter((c) => !resent.includes(c) && !expired.includes(c));
     if (expired.length > 0) problems.push(`${expired.length} webhook bodies (ids ${expired.map((c) => c.seq).join(", ")}) matched no unacknowledged record in the hub's history within ${GIVE_UP_MS / 60_000} minutes (a body the hub sent twice, or a record it never listed): delivered here, not acknowledged at the hub`);
     const due = nextLook(claims, open, nowMs);
     update(host, (state) => {
       // Claims made while this ran stay; the ones settled or expired here go.
-      const gone = new Set(start.claims.filter((c) => !claims.includes(c)).map((c) => c.seq));
-      state.claims = state.claims.filter((c) => !gone.has(c.seq));
+      const gone = new Set(start.claims.filter((c) => !claims.includes(c)).map(claimKey));
+      state.claims = state.claims.filter((c) => !gone.has(claimKey(c)));
       state.history_cursor = settledUpTo;
       state.bridge_due_at = state.claims.length > claims.length ? nowMs + FIRST_LOOK_MS : due;
       state.last_bridge = { at: nowMs, ok: problems.length === 0, status: 200, detail: problems.join("; ").slice(0, 600), acked };

@@ -38,12 +38,20 @@ export interface BridgeClaim {
   text_hash: string;
   session_key: string;
   at: number;
+  /**
+   * A body byte-identical to one stored in the last hour is held here instead (seq 0): the hub sends
+   * the same bytes again after a 2xx it did not get, and a second identical message looks the same.
+   * It is stored once the history shows a record no other body claimed, else dropped after the grace.
+   */
+  held?: { text: string; subpath: string; content_type: string };
 }
 
 export interface HubState {
   learned_prefix: HubPrefix | null;
   /** Flat bodies waiting for their signed original, oldest first. */
   claims: BridgeClaim[];
+  /** sha-256 of the flat bodies stored lately (an hour at most), to notice the hub sending one again. */
+  recent_bodies: { hash: string; at: number }[];
   /** hub_msg_id up to which history records are settled (bridged, not ours, or not messages). */
   history_cursor: string | null;
   bridge_due_at: number | null;
@@ -63,6 +71,7 @@ export interface HubState {
 export const EMPTY_HUB_STATE: HubState = {
   learned_prefix: null,
   claims: [],
+  recent_bodies: [],
   history_cursor: null,
   bridge_due_at: null,
   last_receipt: null,

@@ -55,6 +55,8 @@ export interface Answer {
   id: number;
   ack?: Envelope;
   duplicate?: true;
+  /** A hub body held until the hub's history says whether it is a second message or a resend (hub-bridge.ts). */
+  held?: true;
 }
 
 /**

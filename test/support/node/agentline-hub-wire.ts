@@ -1,18 +1,17 @@
-// The stand-in hub's pure wire rules: a2a/0.1 identity, hash and signature checks written with
-// node:crypto and `canonicalize` only, and the flat 2.x webhook bodies it sends. The stand-in plays the
-// outside world, so it must not share a line with protocol/ — a bug there would otherwise be checked by
-// itself. Imported by agentline-hub.ts and by test/node/agentline-hub.test.ts, which pins it to the
-// published test vector.
-import { createHash, createPrivateKey, createPublicKey, randomUUID, sign, verify } from "node:crypto";
+// The stand-in hub's crypto and envelope rules, written with node:crypto and `canonicalize` only: the
+// stand-in plays the outside world, so it shares no line with protocol/ (a bug there would otherwise be
+// checked by itself). Keys and ids as the hub derives them, the a2a/0.1 and a2a/0.2 signing inputs, the
+// envelope as the hub's pydantic model re-serialises it, the session-key UUIDv5 and HS256 JWTs.
+// Imported by the agentline-hub*.ts files and test/node/agentline-hub.test.ts (pinned to the fixtures
+// in test/fixtures/hub/).
+import { createHash, createHmac, createPrivateKey, createPublicKey, randomUUID, sign, timingSafeEqual, verify } from "node:crypto";
 import type { KeyObject } from "node:crypto";
 import canonicalize from "canonicalize";
 
 // DER headers that turn raw Ed25519 bytes into key objects node:crypto accepts (RFC 8410).
 const SPKI_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
-const PUBKEY_TEXT = /^ed25519:[A-Za-z0-9+/]{43}=$/;
-const SIGNATURE_TEXT = /^[A-Za-z0-9+/]{86}==$/;
-export const MAX_SKEW_SEC = 300;
+export const MESSAGE_TYPES = ["message", "ack", "result", "error", "contact_request", "contact_request_response", "contact_removed", "system"] as const;
 
 export interface Envelope {
   v: string;
@@ -23,33 +22,44 @@ export interface Envelope {
   type: string;
   reply_to: string | null;
   ttl_sec: number;
+  topic?: string | null;
+  goal?: string | null;
   payload: Record<string, unknown>;
   payload_hash: string;
   sig: { alg: string; key_id: string; value: string };
+  mentions?: string[] | null;
+  trace_id?: string | null;
 }
 
-/** What the checks need to know about a signing key, wherever the hub keeps it. */
-export interface KnownKey {
-  owner: string;
-  pubkey: string;
-  state: string;
+export type EnvelopeFields = Omit<Envelope, "payload_hash" | "sig">;
+
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The hub's parse_pubkey: "ed25519:" + base64 of 32 bytes; the reason it refuses otherwise, or null. */
+export function pubkeyFault(pubkey: string): string | null {
+  if (!pubkey.startsWith("ed25519:")) return "pubkey must start with 'ed25519:'";
+  const b64 = pubkey.slice("ed25519:".length);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) return "pubkey base64 is invalid";
+  return Buffer.from(b64, "base64").length === 32 ? null : "Ed25519 public key must be 32 bytes";
 }
 
-export const isPublicKeyText = (text: string): boolean => PUBKEY_TEXT.test(text);
-
-/** The hash is over the base64 text after "ed25519:", not over the raw key bytes. */
+/** "ag_" + sha256 of the base64 TEXT after "ed25519:" (not of the key bytes), first 12 hex digits. */
 export function agentIdFor(pubkey: string): string {
-  return "ag_" + createHash("sha256").update(pubkey.slice("ed25519:".length), "utf8").digest("hex").slice(0, 12);
+  return "ag_" + sha256Hex(pubkey.slice("ed25519:".length)).slice(0, 12);
 }
+
+export const sha256Hex = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex");
 
 export function payloadHashOf(payload: unknown): string {
   const text = canonicalize(payload);
   if (text === undefined) throw new TypeError("payload cannot be canonicalized as JSON");
-  return "sha256:" + createHash("sha256").update(text, "utf8").digest("hex");
+  return "sha256:" + sha256Hex(text);
 }
 
+/** Nine lines for a2a/0.1; any other version adds topic and goal ('' for null) as lines 10 and 11. */
 export function signingInput(e: Omit<Envelope, "payload" | "sig">): Buffer {
   const fields = [e.v, e.msg_id, String(e.ts), e.from, e.to, e.type, e.reply_to ?? "", String(e.ttl_sec), e.payload_hash];
+  if (e.v !== "a2a/0.1") fields.push(e.topic ?? "", e.goal ?? "");
   return Buffer.from(fields.join("\n"), "utf8");
 }
 
@@ -67,87 +77,124 @@ export function signBytes(seed: Uint8Array, data: Uint8Array): string {
 }
 
 export function verifyBytes(pubkey: string, data: Uint8Array, signature: string): boolean {
-  if (!isPublicKeyText(pubkey) || !SIGNATURE_TEXT.test(signature)) return false;
-  const raw = Buffer.from(pubkey.slice("ed25519:".length), "base64");
+  if (pubkeyFault(pubkey) !== null) return false;
+  const sig = Buffer.from(signature, "base64");
+  if (sig.length !== 64) return false;
   try {
-    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: "der", type: "spki" });
-    return verify(null, data, key, Buffer.from(signature, "base64"));
+    const key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, Buffer.from(pubkey.slice(8), "base64")]), format: "der", type: "spki" });
+    return verify(null, data, key, sig);
   } catch {
     return false;
   }
 }
 
-export function signEnvelope(seed: Uint8Array, keyId: string, fields: Omit<Envelope, "payload_hash" | "sig">): Envelope {
+/** Signs `fields` (payload_hash computed); the envelope's keys come in the order a client writes them. */
+export function signEnvelope(seed: Uint8Array, keyId: string, fields: EnvelopeFields): Envelope {
   const unsigned = { ...fields, payload_hash: payloadHashOf(fields.payload) };
   return { ...unsigned, sig: { alg: "ed25519", key_id: keyId, value: signBytes(seed, signingInput(unsigned)) } };
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** The body as an envelope, or why not; the hub's schema is strict (integers, strings, an object payload). */
-export function parseEnvelope(value: unknown): Envelope | string {
-  if (!isObject(value)) return "Envelope must be a JSON object";
-  for (const field of ["v", "msg_id", "from", "to", "type", "payload_hash"]) {
-    if (typeof value[field] !== "string") return `Envelope field ${field} must be a string`;
-  }
-  for (const field of ["ts", "ttl_sec"]) {
-    if (!Number.isSafeInteger(value[field])) return `Envelope field ${field} must be an integer`;
-  }
-  if (value.reply_to !== null && typeof value.reply_to !== "string") return "Envelope field reply_to must be a string or null";
-  if (!isObject(value.payload)) return "Envelope field payload must be an object";
-  const sig = value.sig;
-  if (!isObject(sig) || typeof sig.alg !== "string" || typeof sig.key_id !== "string" || typeof sig.value !== "string") {
-    return "Envelope field sig must be {alg, key_id, value}";
-  }
-  return value as unknown as Envelope;
-}
-
-/** A hub's checks in a hub's order; null when the envelope passes, else the reason it answers with 400. */
-export function envelopeFault(e: Envelope, keyOf: (keyId: string) => KnownKey | undefined, nowSec: number): string | null {
-  if (Math.abs(nowSec - e.ts) > MAX_SKEW_SEC) return "Timestamp out of range";
-  if (payloadHashOf(e.payload) !== e.payload_hash) return "Payload hash mismatch";
-  const key = keyOf(e.sig.key_id);
-  if (!key || key.state !== "active") return "Signing key not found or not active";
-  if (key.owner !== e.from) return "Key does not belong to sender";
-  if (e.sig.alg !== "ed25519" || !verifyBytes(key.pubkey, signingInput(e), e.sig.value)) return "Signature verification failed";
-  return null;
-}
-
-/** Hub-made envelopes are unsigned: receivers trust them only because they come from the hub. */
-export function hubEnvelope(to: string, text: string): Envelope {
-  const payload = { text };
-  const ts = Math.floor(Date.now() / 1000);
+/** A hub-made envelope (unsigned, `sig.value` empty), as the hub builds its dicts: no topic/goal keys. */
+export function hubMadeEnvelope(from: string, to: string, type: string, payload: Record<string, unknown>, keyId: string, replyTo: string | null = null): Envelope {
   return {
-    v: "a2a/0.1", msg_id: randomUUID(), ts, from: "hub", to, type: "system", reply_to: null, ttl_sec: 3600,
-    payload, payload_hash: payloadHashOf(payload), sig: { alg: "ed25519", key_id: "hub", value: "" },
+    v: "a2a/0.1", msg_id: randomUUID(), ts: Math.floor(Date.now() / 1000), from, to, type, reply_to: replyTo, ttl_sec: 3600,
+    payload, payload_hash: payloadHashOf(payload), sig: { alg: "ed25519", key_id: keyId, value: "" },
   };
 }
 
-/** What a 2.x hub writes for a human: "Alice (ag_abc) says: Hi"; the hub's own notes go as they are. */
-export function flatText(e: Envelope, senderName: string): string {
-  const said = typeof e.payload.text === "string" ? e.payload.text : JSON.stringify(e.payload);
-  if (e.from === "hub") return said;
-  const who = `${senderName} (${e.from})`;
-  if (e.type === "message" || e.type === "result") return `${who} says: ${said}`;
-  if (e.type === "contact_request") return `${who} sent you a contact request: ${said}`;
-  return `${who} sent ${e.type}: ${JSON.stringify(e.payload)}`;
+/** The envelope as the hub's model dumps it: its field order, topic/goal/mentions (and trace_id at HEAD) as null. */
+export function modelEnvelope(e: Envelope, withTraceId: boolean): Record<string, unknown> {
+  const dumped: Record<string, unknown> = {
+    v: e.v, msg_id: e.msg_id, ts: e.ts, from: e.from, to: e.to, type: e.type, reply_to: e.reply_to ?? null, ttl_sec: e.ttl_sec,
+    topic: e.topic ?? null, goal: e.goal ?? null, payload: e.payload, payload_hash: e.payload_hash,
+    sig: { alg: e.sig.alg, key_id: e.sig.key_id, value: e.sig.value }, mentions: e.mentions ?? null,
+  };
+  if (withTraceId) dumped.trace_id = e.trace_id ?? null;
+  return dumped;
 }
 
-const WAKE_TYPES = new Set(["contact_request", "contact_request_response", "contact_removed"]);
+export interface FieldError { type: string; loc: (string | number)[]; msg: string; input: unknown }
 
-/** The flat 2.x webhook: contact events wake the agent, everything else is an /agent turn; no envelope, no msg_id. */
-export function webhookFor(e: Envelope, senderName: string): { leaf: "agent" | "wake"; body: object } {
-  const sessionKey = `agentline:${e.from}`;
-  const text = flatText(e, senderName);
-  if (WAKE_TYPES.has(e.type)) return { leaf: "wake", body: { body: text, mode: "now", sessionKey } };
-  return { leaf: "agent", body: { message: text, name: `${senderName} (${e.from})`, channel: "last", sessionKey } };
+const STRINGS = ["msg_id", "from", "to", "payload_hash"] as const;
+const OPTIONAL_STRINGS = ["reply_to", "topic", "goal", "trace_id"] as const;
+
+/** The body as the hub's MessageEnvelope model takes it, or FastAPI's 422 detail list. */
+export function parseEnvelope(body: unknown): Envelope | FieldError[] {
+  if (!isObject(body)) return [{ type: "model_attributes_type", loc: ["body"], msg: "Input should be a valid dictionary or object to extract fields from", input: body }];
+  const errors: FieldError[] = [];
+  const fault = (type: string, loc: string[], msg: string, input: unknown) => errors.push({ type, loc: ["body", ...loc], msg, input });
+  for (const name of STRINGS) {
+    if (!(name in body)) fault("missing", [name], "Field required", body);
+    else if (typeof body[name] !== "string") fault("string_type", [name], "Input should be a valid string", body[name]);
+  }
+  for (const name of OPTIONAL_STRINGS) if (body[name] !== undefined && body[name] !== null && typeof body[name] !== "string") fault("string_type", [name], "Input should be a valid string", body[name]);
+  if (body.v !== undefined && typeof body.v !== "string") fault("string_type", ["v"], "Input should be a valid string", body.v);
+  if (!("ts" in body)) fault("missing", ["ts"], "Field required", body);
+  else if (!Number.isSafeInteger(body.ts)) fault("int_type", ["ts"], "Input should be a valid integer", body.ts);
+  if (body.ttl_sec !== undefined && (!Number.isSafeInteger(body.ttl_sec) || (body.ttl_sec as number) < 1)) fault("greater_than_equal", ["ttl_sec"], "Input should be greater than or equal to 1", body.ttl_sec);
+  if (!("type" in body)) fault("missing", ["type"], "Field required", body);
+  else if (!(MESSAGE_TYPES as readonly unknown[]).includes(body.type)) fault("enum", ["type"], `Input should be ${MESSAGE_TYPES.map((t) => `'${t}'`).join(", ")}`, body.type);
+  if (!("payload" in body)) fault("missing", ["payload"], "Field required", body);
+  else if (!isObject(body.payload)) fault("dict_type", ["payload"], "Input should be a valid dictionary", body.payload);
+  const sig = body.sig;
+  if (!isObject(sig)) fault(sig === undefined ? "missing" : "model_attributes_type", ["sig"], sig === undefined ? "Field required" : "Input should be a valid dictionary or object to extract fields from", sig ?? body);
+  else {
+    if (sig.alg !== undefined && sig.alg !== "ed25519") fault("literal_error", ["sig", "alg"], "Input should be 'ed25519'", sig.alg);
+    for (const name of ["key_id", "value"]) if (typeof sig[name] !== "string") fault(sig[name] === undefined ? "missing" : "string_type", ["sig", name], sig[name] === undefined ? "Field required" : "Input should be a valid string", sig[name] ?? sig);
+  }
+  const mentions = body.mentions;
+  if (mentions !== undefined && mentions !== null && !(Array.isArray(mentions) && mentions.every((m) => typeof m === "string"))) fault("list_type", ["mentions"], "Input should be a valid list", mentions);
+  if (errors.length > 0) return errors;
+  const s = sig as Record<string, string>;
+  return {
+    v: typeof body.v === "string" ? body.v : "a2a/0.1", msg_id: body.msg_id as string, ts: body.ts as number, from: body.from as string, to: body.to as string,
+    type: body.type as string, reply_to: (body.reply_to as string | null | undefined) ?? null, ttl_sec: (body.ttl_sec as number | undefined) ?? 3600,
+    topic: (body.topic as string | null | undefined) ?? null, goal: (body.goal as string | null | undefined) ?? null, payload: body.payload as Record<string, unknown>,
+    payload_hash: body.payload_hash as string, sig: { alg: "ed25519", key_id: s.key_id!, value: s.value! },
+    mentions: (mentions as string[] | null | undefined) ?? null, trace_id: (body.trace_id as string | null | undefined) ?? null,
+  };
 }
 
-export function probeHint(status: number, path: string): string {
-  if (status >= 200 && status < 300) return "OK";
-  if (status === 0) return "No answer within 10 s or the connection failed: is the URL reachable from the hub?";
-  if (status === 401 || status === 403) return "The endpoint refused the webhook token";
-  if (status === 404) return `The endpoint does not serve ${path}`;
-  if (status >= 300 && status < 400) return "Redirects are not followed: register the final URL";
-  return `Unexpected HTTP ${status}`;
+/** RFC 4122 version 5, with node:crypto's SHA-1. */
+export function uuid5(namespace: string, name: string): string {
+  const digest = createHash("sha1").update(Buffer.from(namespace.replace(/-/g, ""), "hex")).update(name, "utf8").digest().subarray(0, 16);
+  digest[6] = (digest[6]! & 0x0f) | 0x50;
+  digest[8] = (digest[8]! & 0x3f) | 0x80;
+  const hex = digest.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const NAMESPACE_DNS = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";
+export const SESSION_NAMESPACE = uuid5(NAMESPACE_DNS, "botcord");
+
+/** "botcord:" + uuid5(uuid5(DNS, "botcord"), room_id[:topic] or "default"). */
+export function sessionKey(roomId: string | null, topic: string | null): string {
+  const seed = roomId ? (topic ? `${roomId}:${topic}` : roomId) : "default";
+  return `botcord:${uuid5(SESSION_NAMESPACE, seed)}`;
+}
+
+const b64url = (data: Buffer | string) => Buffer.from(data).toString("base64url");
+
+/** PyJWT's HS256 bytes: header {"alg","typ"} and the claims, compact, in the order given. */
+export function signJwt(claims: Record<string, unknown>, secret: string): string {
+  const head = `${b64url(JSON.stringify({ alg: "HS256", typ: "JWT" }))}.${b64url(JSON.stringify(claims))}`;
+  return `${head}.${b64url(createHmac("sha256", secret).update(head).digest())}`;
+}
+
+/** The claims of a token this secret signed; "expired" past `exp`; null when it is not one. */
+export function readJwt(token: string, secret: string, nowSec: number): Record<string, unknown> | "expired" | null {
+  const parts = token.split(".");
+  if (parts.length !== 3) return null;
+  const expected = createHmac("sha256", secret).update(`${parts[0]}.${parts[1]}`).digest();
+  const given = Buffer.from(parts[2]!, "base64url");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  if (!isObject(claims) || typeof claims.agent_id !== "string" || claims.agent_id === "") return null;
+  if (claims.iss !== undefined && claims.iss !== "botcord") return null;
+  return typeof claims.exp === "number" && claims.exp <= nowSec ? "expired" : claims;
 }

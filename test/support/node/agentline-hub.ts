@@ -1,393 +1,257 @@
-// A stand-in Agentline hub for end-to-end tests: a real node:http server on an ephemeral loopback port.
-// The registry (keys, challenges, tokens, policy) lives in agentline-hub-registry.ts, the signature and
-// webhook-body rules in agentline-hub-wire.ts (node:crypto, never protocol/); this file keeps the
-// records, endpoints and both delivery eras: flat 2.x webhooks with retries, or pull only (/hub/inbox;
-// the endpoint routes are gone). Tests share an instance, so all is keyed by agent id, and every record,
-// probe, webhook, receipt and request is kept for inspection. Covered by test/node/agentline-hub.test.ts.
+// A stand-in for the BotCord/Agentline hub, as the real hub's code answers (test/fixtures/hub/ hold the
+// recordings it is held to): a real node:http server on an ephemeral loopback port, in one of two
+// generations — "webhook-era" (9d900985: anonymous registration, endpoint probes, flat webhooks pushed
+// inside /hub/send before the records commit, retries) or "current" (ed35a77a: owner install flow, one
+// current token per agent, the leased pull inbox, /hub/ws, no push). Tests can share an instance
+// (everything is keyed by agent id) and read every record, probe, webhook, receipt, request and ws frame.
+// Its modules: -world (state), -wire (crypto, envelopes), -text (flat text), -errors, -registry,
+// -install, -rooms, -records (history, status, inbox), -send, -push (+ -http), -ws, -client (what
+// tests do as agents). Covered by test/node/agentline-hub.test.ts; used by test/node/hub-link.e2e.test.ts.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer } from "node:http";
-import type { IncomingMessage } from "node:http";
-import { createRegistry, field, hex, HubError, iso, readJson } from "./agentline-hub-registry.ts";
-import type { Answer, HubAgent, MessagePolicy } from "./agentline-hub-registry.ts";
-import { envelopeFault, flatText, hubEnvelope, parseEnvelope, probeHint, publicKeyText, signBytes, signEnvelope, webhookFor } from "./agentline-hub-wire.ts";
-import type { Envelope } from "./agentline-hub-wire.ts";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HubError, METHOD_NOT_ALLOWED, NOT_FOUND, invalidBody, renderError } from "./agentline-hub-errors.ts";
+import { hubCall, installAgent, refreshToken, registerAgent } from "./agentline-hub-client.ts";
+import type { HubTestAgent } from "./agentline-hub-client.ts";
+import { createInstaller } from "./agentline-hub-install.ts";
+import { createPusher } from "./agentline-hub-push.ts";
+import { addRecord, expiryTick, history, inbox, inboxAck, leaseRenew, status } from "./agentline-hub-records.ts";
+import { createRegistry } from "./agentline-hub-registry.ts";
+import { addMember, createRoom, dashboardRoom, dmRoomId } from "./agentline-hub-rooms.ts";
+import { createSender } from "./agentline-hub-send.ts";
+import { DEFAULT_TIMINGS, agentOr404, hex } from "./agentline-hub-world.ts";
+import type { Answer, ContactRequest, Generation, HubAgent, HubLogs, HubPrefix, HubRecord, HubRequest, HubRoom, HubTimings, HubUser, HubWorld, MessagePolicy } from "./agentline-hub-world.ts";
+import { createSockets } from "./agentline-hub-ws.ts";
 
-export type { HubAgent, HubEndpoint, HubKey, MessagePolicy } from "./agentline-hub-registry.ts";
-export type DeliveryMode = "webhook" | "pull";
-export type RecordState = "queued" | "processing" | "delivered" | "acked" | "done" | "failed";
-export interface HubRecord {
-  hub_msg_id: string; msg_id: string; sender_id: string; receiver_id: string; envelope: Envelope;
-  state: RecordState; created_at: number; acked_at: number | null; lease_until: number | null;
+export type { HubReply, HubTestAgent, SendOptions } from "./agentline-hub-client.ts";
+export type { Generation, HubAgent, HubEndpoint, HubKey, HubPrefix, HubRecord, HubRoom, HubTimings, HubUser, MessagePolicy, RecordState } from "./agentline-hub-world.ts";
+
+export interface AgentlineHubOptions {
+  generation: Generation;
+  /** The sub-path prefix of probes and pushes: the real code's "botcord", or Agentline's "agentgram". */
+  prefix?: HubPrefix;
+  /** Loopback and private endpoint URLs (the webhook-era recordings allowed them; today's default refuses). */
+  allowPrivateEndpoints?: boolean;
+  timings?: Partial<HubTimings>;
+  tokenTtlSec?: number;
+  /** Sends per agent per sliding minute (20), and per agent and target (10). */
+  rateLimitPerMinute?: number;
+  pairRateLimitPerMinute?: number;
 }
-export interface HubReply { status: number; body: unknown }
-export interface HubTestAgent {
-  agentId: string; keyId: string; seed: Uint8Array; publicKey: string; token: string;
-  /** Signs an a2a/0.1 message {text} with node:crypto and posts it to /hub/send with this agent's token. */
-  send(toAgentId: string, text: string): Promise<HubReply>;
-}
-export interface AgentlineHubOptions { prefix?: "agentgram" | "botcord"; delivery?: DeliveryMode; tokenTtlSec?: number; retryDelaysMs?: number[] }
-export interface AgentlineHub {
+
+export interface AgentlineHub extends HubLogs {
   url: string;
+  generation: Generation;
+  prefix: HubPrefix;
+  timings: HubTimings;
   agents: Map<string, HubAgent>;
+  rooms: Map<string, HubRoom>;
+  /** Every record, committed or not (`committed` says whether the hub's own reads see it yet). */
   records: HubRecord[];
-  receipts: { status: number; body: unknown; detail: string }[];
-  probes: { path: string; status: number }[];
-  webhooks: { path: string; status: number; body: string; at: number }[];
-  requests: { method: string; path: string; status: number }[];
-  /** Registers and verifies an agent through the hub's own HTTP API (a random seed unless one is given). */
-  createAgent(displayName: string, seed?: Uint8Array): Promise<HubTestAgent>;
+  contactRequests: ContactRequest[];
+  approvals: HubWorld["approvals"];
+  /** Webhook era: registers and verifies; today: an owner (its own, unless given) installs it. */
+  createAgent(displayName: string, options?: { seed?: Uint8Array; bio?: string; owner?: HubUser; open?: boolean }): Promise<HubTestAgent>;
+  /** A dashboard user; its `token` is the owner bearer the install routes take. */
+  newOwner(name: string): HubUser;
+  /** Refreshes as another client of the agent would; `agent.token` is left as it was. */
+  refreshToken(agent: HubTestAgent): Promise<string>;
+  /** POST /hub/rooms as `owner`: the new room's id. */
+  createRoom(owner: HubTestAgent, name: string, memberIds: string[]): Promise<string>;
+  /** Today: the agent's owner writes in the dashboard's owner chat (rm_oc_…); the record it makes. */
+  injectOwnerChat(agentId: string, text: string): HubRecord;
+  /** Today: a dashboard human (hu_…) writes to the agent in their DM room; the record it makes. */
+  injectHumanDm(agentId: string, text: string, humanName?: string): HubRecord;
   setPolicy(agentId: string, policy: MessagePolicy): void;
   addContact(a: string, b: string): void;
-  setDelivery(mode: DeliveryMode): void;
   close(): Promise<void>;
 }
 
-const DEFAULT_RETRY_DELAYS_MS = [1000, 2000, 4000, 8000];
-const LEASE_MS = 120_000;
-const HTTP_TIMEOUT_MS = 10_000;
-const WELCOME_DELAY_MS = 50; // the real hub pushes it ~0.6 s after registering: after the 201, not before
-const RECEIPT_STATE: Record<string, RecordState> = { ack: "acked", result: "done", error: "failed" };
-const RANK: Record<RecordState, number> = { queued: 0, processing: 1, delivered: 2, acked: 3, done: 4, failed: 4 };
-const NOT_FOUND: Answer = [404, { detail: "Not Found" }]; // an unknown route, as the framework says it
+/** Paths the hub serves: any method not answered above is FastAPI's 405 there, elsewhere its 404. */
+const KNOWN_PATHS = [
+  /^\/registry\/agents$/, /^\/registry\/agents\/[^/]+\/(verify|keys|token\/refresh|policy|endpoints|endpoints\/test|endpoints\/status)$/, /^\/registry\/agents\/[^/]+\/(keys|contacts)\/[^/]+$/,
+  /^\/hub\/(send|receipt|inbox|history|rooms|status\/[^/]+)$/,
+];
 
-interface ProbeResult { path: string; status: number; ok: boolean; hint: string }
-const ok = (status: number) => status >= 200 && status < 300;
-const inboxUrl = (base: string, prefix: string, leaf: string) => `${base.replace(/\/+$/, "")}/${prefix}_inbox/${leaf}`;
-
-function intParam(url: URL, name: string, fallback: number, min: number, max: number): number {
-  const raw = url.searchParams.get(name);
-  const value = raw === null ? fallback : Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) throw new HubError(422, `${name} must be an integer in ${min}..${max}`);
-  return value;
-}
-
-export async function startAgentlineHub(options: AgentlineHubOptions = {}): Promise<AgentlineHub> {
-  const prefix = options.prefix ?? "agentgram";
-  const tokenTtlSec = options.tokenTtlSec ?? 86_400;
-  const retryDelaysMs = options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS;
-  let delivery: DeliveryMode = options.delivery ?? "webhook";
-  let closed = false;
-  let seq = 0;
-  const registry = createRegistry(tokenTtlSec);
-  const { agents, agentOr404, authed } = registry;
-  const records: HubRecord[] = [];
-  const receipts: AgentlineHub["receipts"] = [];
-  const probes: AgentlineHub["probes"] = [];
-  const webhooks: AgentlineHub["webhooks"] = [];
-  const requests: AgentlineHub["requests"] = [];
-  const receiptsSeen = new Set<string>(); // `${from}\n${msg_id}`
-  const firstAnswers = new Map<string, unknown>(); // `${receiver}\n${msg_id}` → the first 202 body
+export async function startAgentlineHub(options: AgentlineHubOptions): Promise<AgentlineHub> {
+  const generation = options.generation;
   const timers = new Set<NodeJS.Timeout>();
-  const waiters = new Set<{ agent_id: string; wake(): void }>();
-  const pushing = new Set<string>(); // hub_msg_ids with an attempt running or a retry scheduled
-  const chains = new Map<string, Promise<void>>(); // receiver → its first attempts, in order
   const closing = new AbortController();
-
-  function later(ms: number, run: () => void): void {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      run();
-    }, ms);
-    timer.unref();
-    timers.add(timer);
-  }
-
-  async function post(url: string, token: string, body: string): Promise<number> {
-    try {
-      const res = await fetch(url, {
-        method: "POST", body, redirect: "manual", // a 3xx is a failure, not a detour
-        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-        signal: AbortSignal.any([closing.signal, AbortSignal.timeout(HTTP_TIMEOUT_MS)]),
-      });
-      await res.arrayBuffer();
-      return res.status;
-    } catch {
-      return 0; // refused, reset or timed out: no status at all
-    }
-  }
-
-  async function probeBoth(body: Record<string, unknown>): Promise<{ url: string; webhook_token: string; results: ProbeResult[] }> {
-    const [url, webhook_token] = [field(body, "url"), field(body, "webhook_token")];
-    if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) throw new HubError(422, "url must be an http(s) URL");
-    const results = await Promise.all(["agent", "wake"].map(async (leaf) => {
-      const target = inboxUrl(url, prefix, leaf);
-      const status = await post(target, webhook_token, JSON.stringify({ probe: true }));
-      const path = new URL(target).pathname;
-      probes.push({ path, status });
-      return { path, status, ok: ok(status), hint: probeHint(status, path) };
-    }));
-    return { url, webhook_token, results };
-  }
-
-  async function registerEndpoint(req: IncomingMessage, agent_id: string, body: Record<string, unknown>): Promise<Answer> {
-    const agent = authed(req, agent_id);
-    const { url, webhook_token, results } = await probeBoth(body);
-    const state = results.every((r) => r.ok) ? "active" : "unverified";
-    const fresh = agent.endpoint === null;
-    const endpoint_id = agent.endpoint?.endpoint_id ?? `ep_${hex(6)}`;
-    agent.endpoint = { endpoint_id, url, webhook_token, state, registered_at: Date.now(), recent_errors: [] };
-    if (fresh && state === "active") enqueue(hubEnvelope(agent_id, `[Hub] Welcome! ${agent.display_name} (${agent_id}) will receive messages at this endpoint.`));
-    if (state === "active") later(WELCOME_DELAY_MS, () => drain(agent_id));
-    return [fresh ? 201 : 200, { endpoint_id, url, state, webhook_token_set: true, registered_at: iso(agent.endpoint.registered_at) }];
-  }
-
-  function endpointStatus(req: IncomingMessage, agent_id: string): Answer {
-    const endpoint = authed(req, agent_id).endpoint;
-    if (!endpoint) throw new HubError(404, "No endpoint registered");
-    const count = (state: RecordState) => records.filter((r) => r.receiver_id === agent_id && r.state === state).length;
-    const { endpoint_id, url, state, recent_errors } = endpoint;
-    return [200, { endpoint_id, url, state, queued_message_count: count("queued"), failed_message_count: count("failed"), recent_errors }];
-  }
-
-  function enqueue(envelope: Envelope): HubRecord {
-    const record: HubRecord = {
-      hub_msg_id: `h_${(++seq).toString(16).padStart(16, "0")}`, // fixed width: string order is creation order
-      msg_id: envelope.msg_id, sender_id: envelope.from, receiver_id: envelope.to, envelope,
-      state: "queued", created_at: Date.now(), acked_at: null, lease_until: null,
-    };
-    records.push(record);
-    for (const waiter of [...waiters]) if (waiter.agent_id === record.receiver_id) waiter.wake();
-    return record;
-  }
-
-  const nameOf = (agent_id: string) => (agent_id === "hub" ? "Hub" : (agents.get(agent_id)?.display_name ?? agent_id));
-
-  function push(record: HubRecord): void {
-    if (pushing.has(record.hub_msg_id)) return;
-    pushing.add(record.hub_msg_id);
-    chains.set(record.receiver_id, (chains.get(record.receiver_id) ?? Promise.resolve()).then(() => attempt(record, 0)));
-  }
-
-  function drain(agent_id: string): void {
-    for (const record of records) if (record.receiver_id === agent_id && record.state === "queued") push(record);
-  }
-
-  async function attempt(record: HubRecord, tries: number): Promise<void> {
-    const endpoint = agents.get(record.receiver_id)?.endpoint;
-    if (closed || delivery !== "webhook" || endpoint?.state !== "active" || record.state !== "queued") {
-      pushing.delete(record.hub_msg_id); // pulled meanwhile, or nowhere to push to: it waits in the queue
-      return;
-    }
-    const { leaf, body } = webhookFor(record.envelope, nameOf(record.sender_id));
-    const target = inboxUrl(endpoint.url, prefix, leaf);
-    const sent = JSON.stringify(body);
-    const status = await post(target, endpoint.webhook_token, sent);
-    if (closed) return;
-    webhooks.push({ path: new URL(target).pathname, status, body: sent, at: Date.now() });
-    if (ok(status)) {
-      if (record.state === "queued") record.state = "delivered";
-      pushing.delete(record.hub_msg_id);
-      return;
-    }
-    endpoint.recent_errors = [...endpoint.recent_errors, `${record.hub_msg_id}: ${status === 0 ? "no answer" : `HTTP ${status}`} from ${target}`].slice(-10);
-    const delay = retryDelaysMs[tries];
-    if (delay !== undefined) return later(delay, () => void attempt(record, tries + 1));
-    record.state = "failed";
-    endpoint.state = "unreachable"; // and it stops pushing until the endpoint is registered again
-    pushing.delete(record.hub_msg_id);
-  }
-
-  function checked(body: Record<string, unknown>): Envelope {
-    const envelope = parseEnvelope(body);
-    if (typeof envelope === "string") throw new HubError(422, envelope);
-    const fault = envelopeFault(envelope, registry.keyOf, Math.floor(Date.now() / 1000));
-    if (fault !== null) throw new HubError(400, fault);
-    return envelope;
-  }
-
-  function send(req: IncomingMessage, body: Record<string, unknown>): Answer {
-    const sender = authed(req);
-    const envelope = checked(body);
-    if (envelope.from !== sender.agent_id) throw new HubError(403, "Envelope from does not match the token's agent");
-    const receiver = agents.get(envelope.to);
-    if (!receiver) throw new HubError(404, "UNKNOWN_AGENT");
-    const dedup = `${envelope.to}\n${envelope.msg_id}`;
-    if (firstAnswers.has(dedup)) return [202, firstAnswers.get(dedup)];
-    const stranger = receiver.message_policy === "contacts_only" && !receiver.contacts.has(sender.agent_id);
-    if (stranger && envelope.type !== "contact_request") throw new HubError(403, "NOT_IN_CONTACTS");
-    const record = enqueue(envelope);
-    const answer = { queued: true, hub_msg_id: record.hub_msg_id, status: "queued" };
-    firstAnswers.set(dedup, answer);
-    push(record);
-    return [202, answer];
-  }
-
-  function receipt(body: Record<string, unknown>): Answer {
-    const envelope = checked(body);
-    const state = RECEIPT_STATE[envelope.type];
-    if (state === undefined) throw new HubError(400, "Receipt type must be ack, result or error");
-    if (envelope.reply_to === null) throw new HubError(400, "reply_to is required for a receipt");
-    const record = records.find((r) => r.msg_id === envelope.reply_to && r.receiver_id === envelope.from);
-    if (!record) throw new HubError(404, "Original message not found");
-    if (receiptsSeen.has(`${envelope.from}\n${envelope.msg_id}`)) return [200, { received: true }]; // a repeat is a no-op
-    receiptsSeen.add(`${envelope.from}\n${envelope.msg_id}`);
-    if (RANK[state] > RANK[record.state]) {
-      record.state = state;
-      record.lease_until = null;
-      if (state === "acked") record.acked_at = Date.now();
-    }
-    return [200, { received: true }];
-  }
-
-  function pullable(agent_id: string): HubRecord[] {
-    const now = Date.now();
-    return records.filter((r) => r.receiver_id === agent_id && (r.state === "queued" || (r.state === "processing" && (r.lease_until ?? 0) <= now)));
-  }
-
-  function waitForMail(agent_id: string, ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const waiter = {
-        agent_id,
-        wake: () => {
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolve();
-        },
-      };
-      const timer = setTimeout(waiter.wake, ms);
+  let seq = 0;
+  const world: HubWorld = {
+    generation, prefix: options.prefix ?? "botcord", timings: { ...DEFAULT_TIMINGS[generation], ...options.timings },
+    allowPrivateEndpoints: options.allowPrivateEndpoints ?? generation === "webhook-era", tokenTtlSec: options.tokenTtlSec ?? 86_400,
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 20, pairRateLimitPerMinute: options.pairRateLimitPerMinute ?? 10, secret: randomBytes(32).toString("hex"), url: "",
+    agents: new Map(), rooms: new Map(), records: [], users: new Map(), topics: new Map(), contactRequests: [], approvals: [],
+    logs: { receipts: [], probes: [], webhooks: [], requests: [], wsFrames: [] },
+    listeners: new Set(),
+    notify: (agentId) => {
+      for (const listener of [...world.listeners]) listener(agentId);
+      sockets.inboxUpdate(agentId);
+    },
+    later: (ms, run) => {
+      if (closing.signal.aborted) return;
+      const timer = setTimeout(() => (timers.delete(timer), run()), ms);
       timer.unref();
-      waiters.add(waiter);
-    });
-  }
+      timers.add(timer);
+    },
+    closing: closing.signal,
+    nextSeq: () => ++seq,
+  };
+  const registry = createRegistry(world);
+  const pusher = createPusher(world);
+  const sender = createSender(world, registry, pusher);
+  const installer = createInstaller(world, registry);
+  const sockets = createSockets(world, registry);
+  registry.notice = (from, to, type, payload) => sender.notice(from, to, type, payload);
+  const today = generation === "current";
+  const expiry = () => {
+    expiryTick(world);
+    world.later(world.timings.expiryLoopMs, expiry);
+  };
+  if (today) world.later(world.timings.expiryLoopMs, expiry);
 
-  async function inbox(req: IncomingMessage, url: URL): Promise<Answer> {
-    const me = authed(req).agent_id;
-    const [limit, timeout] = [intParam(url, "limit", 10, 1, 50), intParam(url, "timeout", 0, 0, 30)];
-    const ack = url.searchParams.get("ack") !== "false";
-    if (pullable(me).length === 0 && timeout > 0) await waitForMail(me, timeout * 1000);
-    const ready = pullable(me);
-    const batch = ready.slice(0, limit);
-    for (const r of batch) {
-      r.state = ack ? "delivered" : "processing";
-      r.lease_until = ack ? null : Date.now() + LEASE_MS; // other polls skip it until then
+  async function route(req: HubRequest): Promise<Answer> {
+    const path = req.url.pathname;
+    const where = `${req.method} ${path}`;
+    const parts = path.split("/").filter(Boolean);
+    if (parts[0] === "registry" && parts[1] === "agents") {
+      const [id = "", ...tail] = parts.slice(2);
+      const answered = (await registry.route(req, id, tail)) ?? (id !== "" ? await pusher.route(req, id, tail, registry) : null);
+      if (answered) return answered;
     }
-    const messages = batch.map((r) => ({
-      hub_msg_id: r.hub_msg_id, envelope: r.envelope, text: flatText(r.envelope, nameOf(r.sender_id)), room_id: null, room_name: null,
-      room_member_count: null, room_member_names: null, topic: null, goal: null, delivery_note: null,
-    }));
-    return [200, { messages, count: messages.length, has_more: ready.length > limit }];
+    if (where === "POST /hub/send") return sender.send(req);
+    if (where === "POST /hub/receipt") return sender.receipt(req);
+    if (req.method === "GET" && parts[0] === "hub" && parts[1] === "status" && parts.length === 3) return status(world, registry.authenticate(req, "db"), parts[2]!);
+    if (where === "GET /hub/inbox") return inbox(world, registry.authenticate(req, "db"), req.url);
+    if (where === "GET /hub/history") return history(world, registry.authenticate(req, "db"), req.url);
+    if (today && where === "POST /hub/inbox/ack") return inboxAck(world, registry.authenticate(req, "db"), req);
+    if (today && where === "POST /hub/inbox/lease/renew") return leaseRenew(world, registry.authenticate(req, "db"), req);
+    if (where === "POST /hub/rooms") return createRoom(world, registry.authenticate(req, "db"), req);
+    if (req.method === "POST" && parts[0] === "hub" && parts[1] === "rooms" && parts[3] === "members" && parts.length === 4) return addMember(world, registry.authenticate(req, "db"), parts[2]!, req);
+    const installed = today ? await installer.route(req) : null;
+    if (installed) return installed;
+    const leases = today && /^\/hub\/inbox\/(ack|lease\/renew)$/.test(path);
+    if (leases || KNOWN_PATHS.some((pattern) => pattern.test(path))) throw METHOD_NOT_ALLOWED();
+    throw NOT_FOUND();
   }
 
-  function inboxAck(req: IncomingMessage, body: Record<string, unknown>): Answer {
-    const me = authed(req).agent_id;
-    const ids = body.message_ids;
-    if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) throw new HubError(422, "message_ids must be an array of strings");
-    const acking = records.filter((r) => r.receiver_id === me && ids.includes(r.hub_msg_id) && (r.state === "queued" || r.state === "processing"));
-    for (const r of acking) {
-      r.state = "delivered";
-      r.lease_until = null;
-    }
-    return [200, { acked: acking.length }];
+  async function readBody(req: IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
   }
 
-  function history(req: IncomingMessage, url: URL): Answer {
-    const me = authed(req).agent_id;
-    const after = url.searchParams.get("after");
-    const limit = intParam(url, "limit", 20, 1, 100);
-    const mine = records.filter((r) => (r.sender_id === me || r.receiver_id === me) && r.state !== "failed" && (after === null || r.hub_msg_id > after));
-    const messages = mine.slice(0, limit).map((r) => ({
-      hub_msg_id: r.hub_msg_id, envelope: r.envelope, room_id: null, topic: null, topic_id: null, goal: null, state: r.state, created_at: iso(r.created_at),
-    }));
-    return [200, { messages, count: messages.length, has_more: mine.length > limit }];
-  }
-
-  async function route(req: IncomingMessage, url: URL, keep: (body: unknown) => void): Promise<Answer> {
-    const json = () => readJson(req, keep);
-    const m = req.method ?? "GET";
-    const [root, agentsPart, id = "", ...tail] = url.pathname.split("/").filter(Boolean);
-    const rest = tail.join("/");
-    if (root === "registry" && agentsPart === "agents") {
-      const answer = await registry.route(m, id, tail, req, json);
-      if (answer !== null) return answer;
-      if (tail[0] === "endpoints" && delivery === "pull") return NOT_FOUND; // the later hub has no webhooks at all
-      if (m === "POST" && rest === "endpoints") return registerEndpoint(req, id, await json());
-      if (m === "POST" && rest === "endpoints/test") {
-        authed(req, id);
-        const { results } = await probeBoth(await json());
-        return [200, { all_ok: results.every((r) => r.ok), results }];
-      }
-      if (m === "GET" && rest === "endpoints/status") return endpointStatus(req, id);
-    }
-    const where = `${m} ${url.pathname}`;
-    if (where === "POST /hub/send") return send(req, await json());
-    if (where === "POST /hub/receipt") return receipt(await json());
-    if (where === "GET /hub/inbox") return inbox(req, url);
-    if (where === "POST /hub/inbox/ack") return inboxAck(req, await json());
-    if (where === "GET /hub/history") return history(req, url);
-    return NOT_FOUND;
-  }
-
-  const server = createServer((req, res) => {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://hub");
-    res.on("finish", () => requests.push({ method: req.method ?? "", path: url.pathname + url.search, status: res.statusCode }));
-    let body: unknown = null;
-    void route(req, url, (value) => (body = value))
-      .catch((err: unknown): Answer => {
-        const status = err instanceof HubError ? err.status : 500;
-        return [status, { detail: err instanceof Error ? err.message : String(err), retryable: status >= 500 }];
-      })
-      .then(([status, answer]) => {
-        if (req.method === "POST" && url.pathname === "/hub/receipt") {
-          const detail = (answer as { detail?: unknown }).detail;
-          receipts.push({ status, body, detail: typeof detail === "string" ? detail : "received" });
+    const raw = await readBody(req);
+    let parsed: unknown = raw;
+    const hubReq: HubRequest = {
+      method: req.method ?? "GET", url, headers: req.headers,
+      json: async () => {
+        try {
+          return (parsed = JSON.parse(raw));
+        } catch {
+          throw invalidBody([{ type: "json_invalid", loc: ["body", 0], msg: "JSON decode error", input: {} }]);
         }
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify(answer));
-      });
+      },
+    };
+    let result: { status: number; body: unknown; headers: Record<string, string> };
+    try {
+      const ok = await route(hubReq);
+      result = { status: ok.status, body: ok.body, headers: ok.headers ?? {} };
+    } catch (err) {
+      result = err instanceof HubError ? renderError(err, generation, req.headers["accept-language"]) : { status: 500, body: { detail: `stand-in hub bug: ${String(err)}` }, headers: {} };
+    }
+    if (hubReq.method === "POST" && url.pathname === "/hub/receipt") {
+      const detail = (result.body as { detail?: unknown }).detail;
+      world.logs.receipts.push({ status: result.status, body: parsed, detail: typeof detail === "string" ? detail : "received" });
+    }
+    world.logs.requests.push({ method: hubReq.method, path: url.pathname + url.search, status: result.status, at: Date.now() });
+    if (result.status === 204) res.writeHead(204, result.headers).end();
+    else res.writeHead(result.status, { ...result.headers, "content-type": "application/json" }).end(JSON.stringify(result.body));
+  }
+
+  const server = createServer((req, res) => void handle(req, res));
+  server.on("upgrade", (req, socket, head) => {
+    if (new URL(req.url ?? "/", "http://hub").pathname === "/hub/ws") sockets.upgrade(req, socket, head);
+    else socket.destroy();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
-  if (!address || typeof address === "string") throw new Error("stand-in Agentline hub did not get a TCP port");
-  const url = `http://127.0.0.1:${address.port}`;
+  if (!address || typeof address === "string") throw new Error("the stand-in hub did not get a TCP port");
+  world.url = `http://127.0.0.1:${address.port}`;
 
-  async function call(path: string, body: unknown, token?: string): Promise<HubReply> {
-    const headers: Record<string, string> = { "content-type": "application/json" };
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    const res = await fetch(url + path, { method: "POST", headers, body: JSON.stringify(body) });
-    return { status: res.status, body: await res.json() };
+  async function createAgent(displayName: string, opts: { seed?: Uint8Array; bio?: string; owner?: HubUser; open?: boolean } = {}): Promise<HubTestAgent> {
+    const seed = opts.seed ?? randomBytes(32);
+    const agent = today ? await installAgent(world.url, displayName, seed, opts.bio ?? null, opts.owner ?? installer.newOwner(`${displayName}Owner`)) : await registerAgent(world.url, displayName, seed, opts.bio ?? null);
+    if (opts.open) {
+      const reply = await hubCall(world.url, "PATCH", `/registry/agents/${agent.agentId}/policy`, { body: { message_policy: "open" }, token: agent.token });
+      if (reply.status !== 200) throw new Error(`stand-in hub refused to open ${displayName}'s policy: ${reply.status}`);
+    }
+    return agent;
   }
 
-  async function createAgent(displayName: string, seed: Uint8Array = randomBytes(32)): Promise<HubTestAgent> {
-    const publicKey = publicKeyText(seed);
-    const registered = await call("/registry/agents", { pubkey: publicKey, display_name: displayName });
-    if (registered.status !== 201) throw new Error(`stand-in hub refused to register ${displayName}: ${JSON.stringify(registered)}`);
-    const { agent_id, key_id, challenge } = registered.body as { agent_id: string; key_id: string; challenge: string };
-    const sig = signBytes(seed, Buffer.from(challenge, "base64"));
-    const verified = await call(`/registry/agents/${agent_id}/verify`, { key_id, challenge, sig });
-    if (verified.status !== 200) throw new Error(`stand-in hub refused to verify ${displayName}: ${JSON.stringify(verified)}`);
-    const token = (verified.body as { agent_token: string }).agent_token;
-    const send = (to: string, text: string) => {
-      const ts = Math.floor(Date.now() / 1000);
-      const fields = { v: "a2a/0.1", msg_id: randomUUID(), ts, from: agent_id, to, type: "message", reply_to: null, ttl_sec: 3600, payload: { text } };
-      return call("/hub/send", signEnvelope(seed, key_id, fields), token);
-    };
-    return { agentId: agent_id, keyId: key_id, seed, publicKey, token, send };
+  function ownerOfAgent(agentId: string): HubUser {
+    const owner = world.users.get(agentOr404(world, agentId).owner ?? "");
+    if (!owner) throw new Error(`${agentId} has no owner at the stand-in hub (a webhook-era agent?)`);
+    return owner;
   }
+
+  /** A dashboard user's message, unsigned: the hub's own session vouches for it (fact 25). */
+  function dashboardRecord(agentId: string, roomId: string, from: string, to: string, text: string, user: HubUser, kind: "owner" | "human"): HubRecord {
+    const owner = kind === "owner";
+    const envelope = { v: "a2a/0.1", msg_id: randomUUID(), ts: Math.floor(Date.now() / 1000), from, to, type: "message", reply_to: null, ttl_sec: 3600, payload: { text }, payload_hash: "", sig: { alg: "ed25519", key_id: owner ? "dashboard" : "dashboard-human", value: "" } };
+    const record = addRecord(world, {
+      envelope, sender_id: from, receiver_id: agentId, room_id: roomId, mentioned: owner, source_type: owner ? "dashboard_user_chat" : "dashboard_human_room",
+      source_session_kind: owner ? "owner_chat" : "room_human", source_user_id: user.id, source_user_name: user.display_name,
+    });
+    world.notify(agentId);
+    return record;
+  }
+
+  const humans = new Map<string, HubUser>();
 
   return {
-    url, agents, records, receipts, probes, webhooks, requests, createAgent,
-    setPolicy: (agentId, policy) => {
-      agentOr404(agentId).message_policy = policy;
+    get url() {
+      return world.url;
     },
+    generation, prefix: world.prefix, timings: world.timings, agents: world.agents, rooms: world.rooms, records: world.records,
+    contactRequests: world.contactRequests, approvals: world.approvals, ...world.logs,
+    createAgent,
+    newOwner: (name) => installer.newOwner(name),
+    refreshToken: (agent) => refreshToken(world.url, agent.agentId, agent.keyId, agent.seed),
+    createRoom: async (owner, name, memberIds) => {
+      const reply = await hubCall(world.url, "POST", "/hub/rooms", { body: { name, member_ids: memberIds }, token: owner.token });
+      if (reply.status !== 201) throw new Error(`stand-in hub refused the room ${name}: ${reply.status} ${JSON.stringify(reply.body)}`);
+      return String((reply.body as { room_id: string }).room_id);
+    },
+    injectOwnerChat: (agentId, text) => {
+      const owner = ownerOfAgent(agentId);
+      const mine = (r: HubRoom) => r.room_id.startsWith("rm_oc_") && r.members.some((m) => m.agent_id === agentId) && r.members.some((m) => m.agent_id === owner.human_id);
+      const room = [...world.rooms.values()].find(mine) ?? dashboardRoom(world, `rm_oc_${hex(8)}`, agentOr404(world, agentId).display_name, [[agentId, "owner"], [owner.human_id, "member"]]);
+      return dashboardRecord(agentId, room.room_id, agentId, agentId, text, owner, "owner");
+    },
+    injectHumanDm: (agentId, text, humanName = "Hana") => {
+      const human = humans.get(humanName) ?? installer.newOwner(humanName);
+      humans.set(humanName, human);
+      const room = dashboardRoom(world, dmRoomId(agentId, human.human_id), `DM ${[agentId, human.human_id].sort().join(" & ")}`, [[human.human_id, "member"], [agentId, "member"]]);
+      return dashboardRecord(agentId, room.room_id, human.human_id, room.room_id, text, human, "human");
+    },
+    setPolicy: (agentId, policy) => void (agentOr404(world, agentId).message_policy = policy),
     addContact: (a, b) => {
-      agentOr404(a).contacts.add(b);
-      agentOr404(b).contacts.add(a);
-    },
-    setDelivery: (mode) => {
-      delivery = mode;
-      if (mode === "webhook") for (const agent_id of agents.keys()) drain(agent_id);
+      agentOr404(world, a).contacts.add(b);
+      agentOr404(world, b).contacts.add(a);
     },
     close: async () => {
-      if (closed) return;
-      closed = true;
+      if (closing.signal.aborted) return;
       closing.abort();
       for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      for (const waiter of [...waiters]) waiter.wake();
+      pusher.close();
+      sockets.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeIdleConnections();
-        setImmediate(() => server.closeAllConnections()); // long polls were just answered; nothing else is owed
+        server.closeAllConnections();
       });
     },
   };

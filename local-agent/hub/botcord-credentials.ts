@@ -1,0 +1,100 @@
+// Imports a BotCord identity (~/.botcord/credentials/<agent_id>.json, docs/hub-setup.md) and keeps its
+// token in step with the relay's. The format is BotCord's own (packages/protocol-core/src/credentials.ts
+// in github:botlearn-ai/botcord): {version: 1, hubUrl, agentId, keyId, privateKey (base64 seed),
+// publicKey (base64, no "ed25519:"), displayName, savedAt, token, tokenExpiresAt (unix SECONDS; its
+// reader takes a value above 1e10 for ms)} plus fields of its daemon we leave alone; its reader also
+// takes the snake_case names. ~/.botcord/default.json is a symlink to the default agent's file.
+// Imported by cli/init.ts and linked-credentials.ts; covered by test/node/hub-credentials.test.ts.
+import { existsSync, readdirSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { isAgentId } from "../../protocol/index.ts";
+import { AgentError } from "../errors.ts";
+import { identityFromPrivateKey } from "../identity.ts";
+import type { Identity } from "../identity.ts";
+import { readJsonObject, updateJsonFile } from "./credentials-file.ts";
+import { instantMs } from "./hub-client.ts";
+
+/** BotCord's default hub (cli/src/constants.ts), used when nothing else names one. */
+export const BOTCORD_DEFAULT_HUB = "https://api.botcord.chat";
+const INVALID = "botcord_identity_invalid";
+
+export interface BotcordCredentials {
+  identity: Identity;
+  hubUrl: string | null;
+  displayName: string | null;
+  token: string | null;
+  /** ms since the epoch. */
+  tokenExpiresAt: number | null;
+  /** The file itself (a symlink resolved): the one whose token is kept in step. */
+  path: string;
+}
+
+export function botcordDir(home = homedir()): string {
+  return join(home, ".botcord");
+}
+
+/** The first non-empty string among the names, as BotCord's own reader picks (camelCase, then snake_case). */
+function text(data: Record<string, unknown>, ...names: string[]): string | null {
+  for (const name of names) {
+    const value = data[name];
+    if (typeof value === "string" && value.trim() !== "") return value;
+  }
+  return null;
+}
+
+/**
+ * Which file to import: the agent named (--botcord-id, else $BOTCORD_AGENT_ID as BotCord's CLI reads
+ * it), else the one default.json stands for, else the only one.
+ */
+export function chooseBotcordFile(dir: string, agentId?: string): string {
+  const credentials = join(dir, "credentials");
+  if (agentId) return join(credentials, `${agentId}.json`);
+  const link = join(dir, "default.json");
+  if (existsSync(link)) {
+    const id = text(readJsonObject(link, INVALID), "agentId", "agent_id");
+    const own = id && isAgentId(id) ? join(credentials, `${id}.json`) : null;
+    return own && existsSync(own) ? realpathSync(own) : realpathSync(link);
+  }
+  const files = existsSync(credentials) ? readdirSync(credentials).filter((f) => f.endsWith(".json")) : [];
+  if (files.length === 1) return join(credentials, files[0]!);
+  throw new AgentError(
+    "botcord_identity_ambiguous",
+    files.length === 0 ? `no BotCord credentials under ${credentials}` : `several BotCord identities under ${credentials} and no default.json; name one with --botcord-id <agent_id>`,
+  );
+}
+
+export function readBotcordCredentials(path: string): BotcordCredentials {
+  if (!existsSync(path)) throw new AgentError("botcord_identity_missing", `no BotCord credentials at ${path}`);
+  const data = readJsonObject(path, INVALID);
+  const privateKey = text(data, "privateKey", "private_key");
+  const keyId = text(data, "keyId", "key_id");
+  if (!privateKey) throw new AgentError(INVALID, `${path} has no privateKey`);
+  if (!keyId) throw new AgentError(INVALID, `${path} has no keyId (BotCord's own clients refuse such a file too)`);
+  const identity = identityFromPrivateKey(privateKey, keyId);
+  const agentId = text(data, "agentId", "agent_id");
+  if (agentId && agentId !== identity.agentId) throw new AgentError(INVALID, `${path} says agentId ${agentId}, but its key derives to ${identity.agentId}`);
+  const publicKey = text(data, "publicKey", "public_key");
+  if (publicKey && publicKey.replace(/^ed25519:/, "") !== identity.publicKey.slice("ed25519:".length)) {
+    throw new AgentError(INVALID, `${path} has a publicKey that does not match its privateKey`);
+  }
+  const expires = data.tokenExpiresAt ?? data.token_expires_at;
+  return {
+    identity,
+    hubUrl: text(data, "hubUrl", "hub_url", "hub")?.trim().replace(/\/+$/, "") ?? null,
+    displayName: text(data, "displayName", "display_name"),
+    token: text(data, "token"),
+    tokenExpiresAt: instantMs(expires),
+    path: realpathSync(path),
+  };
+}
+
+/** Sets token and tokenExpiresAt (unix seconds, as BotCord writes it); every other field is kept. */
+export function writeBotcordToken(path: string, token: string, expiresAtSec: number): void {
+  updateJsonFile(path, INVALID, (data) => {
+    data.token = token;
+    data.tokenExpiresAt = expiresAtSec;
+    // The snake_case twin, if the file has one, must not contradict the camelCase one.
+    if ("token_expires_at" in data) data.token_expires_at = expiresAtSec;
+  });
+}
