@@ -168,10 +168,10 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
       },
       sendToSibling: (agentId, receipt) => this.sendToSibling(agentId, receipt),
       outbox: this.outbox,
-      sendToHub: async (receipt, expiresAt) => {
-        const now = Date.now();
-        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), now, expiresAt);
-        await this.ensureAlarm(now);
+      sendToHub: async (receipt, expiresAt, afterMs = 0) => {
+        const at = Date.now() + afterMs;
+        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), at, expiresAt);
+        await this.ensureAlarm(at);
       },
     };
   }

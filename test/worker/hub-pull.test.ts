@@ -57,8 +57,16 @@ describe("pulling from today's hub", () => {
     const side = await hubSide(me);
     expect(side.acked.sort()).toEqual(records.map((r) => String(r.hub_msg_id)).sort());
     expect(side.refreshes).toBe(1);
-    // Signed acks for the three signed messages only (they leave from the alarm's outbox; the test's
-    // alarm run and the runtime's own may both post one, which the hub takes as a repeat).
+    // Signed acks for the three signed messages only, held back until the inbox ack is surely in (the
+    // hub's last write wins); they leave from the alarm's outbox (the test's alarm run and the
+    // runtime's own may both post one, which the hub takes as a repeat).
+    const outbox = await runInDurableObject(env.INBOX.getByName(me), (o) => {
+      const now = Date.now();
+      const [due, later] = [o.store.dueOutbox(now).length, o.store.dueOutbox(now + 3500)];
+      for (const item of later) o.store.rescheduleOutbox(item.id, 0, now);
+      return [due, later.length];
+    });
+    expect(outbox).toEqual([0, 3]);
     await alarm(inbox);
     const receipts = await hubReceipts(me);
     expect(receipts.every((r) => r.type === "ack" && r.to === alice.id)).toBe(true);
@@ -106,5 +114,30 @@ describe("pulling from today's hub", () => {
     socket.send({ type: "hub_pull" });
     const frame = await socket.next("message");
     expect(bodyOf(frame).hub_msg_id).toBe(record.hub_msg_id);
+  });
+
+  it("costs nothing but its alarm while nothing arrives: a quiet pull writes no row and sets one alarm, further off each time", async () => {
+    const inbox = await pullingInbox();
+    const stub = env.INBOX.getByName(inbox.agent.id);
+    // Count the alarm's own setAlarm calls (each a row written on the bill) and SQLite's rows.
+    await runInDurableObject(stub, (o, state) => {
+      const storage = state.storage as unknown as { setAlarm(at: number): Promise<void>; alarmsSet?: number };
+      const set = storage.setAlarm.bind(storage);
+      storage.alarmsSet = 0;
+      storage.setAlarm = (at: number) => ((storage.alarmsSet = (storage.alarmsSet ?? 0) + 1), set(at));
+      o.pull.delayMs = 15_000; // as after a pull that found something
+    });
+    const waits: number[] = [];
+    const before = await runInDurableObject(stub, (o) => o.store.rowsWritten);
+    for (let i = 0; i < 4; i++) {
+      const start = Date.now();
+      await alarm(inbox);
+      waits.push(await runInDurableObject(stub, (o) => Math.round((o.pull.nextAt! - start) / 15_000) * 15));
+    }
+    const after = await runInDurableObject(stub, (o, state) => ({ rows: o.store.rowsWritten, alarms: (state.storage as unknown as { alarmsSet: number }).alarmsSet }));
+    expect(waits).toEqual([30, 60, 120, 120]);
+    expect(after.rows - before).toBe(0);
+    expect(after.alarms).toBe(4);
+    expect((await hubSide(inbox.agent.id)).refreshes).toBe(1);
   });
 });

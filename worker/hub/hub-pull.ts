@@ -35,6 +35,12 @@ const MAX_PAGES = 5;
 /** Renew the leases of what is not stored yet once storing has taken this long (they last 120 s). */
 const RENEW_AFTER_MS = 60_000;
 const RECENT_PULLED = 50;
+/**
+ * The signed ack follows the inbox ack: both set the record's state, and the hub takes whichever
+ * transaction commits last, so a receipt racing the ack could leave the record "delivered", not "acked"
+ * (seen against the hub's code). The ack is sent right after storing; this is ample for it.
+ */
+const RECEIPT_AFTER_ACK_MS = 3000;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -70,7 +76,7 @@ async function storePulled(host: PullHost, raw: HubRecord, nowMs: number): Promi
     envelope = pulled.envelope;
     const { leaf, body } = await pulledRecordBody(record, pulled.envelope, pulled.unsigned ? "hub" : "signature", mentionsOf(raw.envelope));
     flat = { body: utf8(JSON.stringify(body)), subpath: hubSubpaths(prefix)[leaf] };
-    await acceptEnvelope(ctx, pulled.envelope, { via: "hub", room: record.room_id, vouched: pulled.unsigned, stored: flat });
+    await acceptEnvelope(ctx, pulled.envelope, { via: "hub", room: record.room_id, vouched: pulled.unsigned, stored: flat, receiptAfterMs: RECEIPT_AFTER_ACK_MS });
     return true;
   } catch (err) {
     if (!(err instanceof RelayError) || err.status === 429 || err.status >= 500) return false;

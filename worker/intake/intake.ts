@@ -46,8 +46,8 @@ export interface IntakeContext {
   sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
   /** Acks owed to sibling inboxes, handed over together (sibling-receipts.ts). */
   outbox: OwedAcks;
-  /** Queues a receipt for POST {hub}/hub/receipt, retried until `expiresAt`. */
-  sendToHub(receipt: Envelope, expiresAt: number): Promise<void>;
+  /** Queues a receipt for POST {hub}/hub/receipt (not before `afterMs` from now), retried until `expiresAt`. */
+  sendToHub(receipt: Envelope, expiresAt: number, afterMs?: number): Promise<void>;
 }
 
 export interface Answer {
@@ -79,6 +79,11 @@ export interface HubArrival {
   vouched?: boolean;
   /** What to store instead of the envelope: the flat body a webhook-era hub would have posted (hub-flat.ts). */
   stored?: { body: Uint8Array; subpath: string };
+  /**
+   * Hold the signed ack back this long: a pulled record is confirmed with POST /hub/inbox/ack first,
+   * and the hub's ack written over a receipt posted a moment before would leave it "delivered".
+   */
+  receiptAfterMs?: number;
 }
 
 /** Whether `count` more messages of `bytes` in all fit in the inbox. */
@@ -234,7 +239,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
     return duplicateOf(store.findDuplicate(envelope.from, envelope.msg_id)!, config.agent_id, envelope);
   }
 
-  if (ack && arrival.via !== "direct") await ctx.sendToHub(ack, expiresAt);
+  if (ack && arrival.via !== "direct") await ctx.sendToHub(ack, expiresAt, fromHub?.receiptAfterMs ?? 0);
   if (ack && route === "now") await ctx.sendToSibling(envelope.from, ack);
   if (route === "owed") await ctx.outbox.schedule(ctx.nowMs);
   return answer;
