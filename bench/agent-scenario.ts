@@ -1,5 +1,6 @@
 // `npm run bench:agent`: the local agent as users install it (the built CLI, a child process) against a stand-in gateway:
-// 1. relay receipt -> gateway accept vs the intake alone and a direct POST; 2. its memory vs bare Node; 3. backlog drains.
+// 1. relay receipt -> gateway accept vs the intake alone and a direct POST; 2. its memory vs bare Node; 3. backlog drains;
+// 4. the fault soak's shape (13 conversations, 503s and resets, a 20 s outage) against its healthy drain.
 import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";
 import http from "node:http";
@@ -28,6 +29,8 @@ const SUBPATH = "agentgram_inbox/agent";
 const BARE_NODE_SCRIPT = "setInterval(()=>{},1000)";
 const CLI = path.join(REPO_ROOT, "dist/local-agent/cli.js");
 const DRAIN = { messages: 1440, conversations: 48 };
+/** The outside fault soak's shape (issue 22): 3,500 messages, 13 conversations, 10 % 503s + 3 % resets, a 20 s outage; healthy/faulty pairs in `rounds`. */
+const SOAK = { messages: 3500, conversations: 13, failureRate: 0.1, resetRate: 0.03, outageMs: 20_000, rounds: 3 };
 const mib = (kib: number) => kib / 1024;
 
 const hookPoster = (relay: HttpClient, home: BenchHome) => async () => {
@@ -124,6 +127,16 @@ export async function agentScenario(run: BenchRun): Promise<void> {
   await agent.stop();
   run.log(`draining ${DRAIN.messages} queued messages into a healthy gateway and a 10 % 503 one…`);
   const [healthy, failing] = [await runDrain(run, relay, run.dir, { label: "healthy", failureRate: 0, ...DRAIN }, spawnAgent), await runDrain(run, relay, run.dir, { label: "10 % 503", failureRate: 0.1, ...DRAIN }, spawnAgent)];
+  run.log(`the fault soak's shape: ${SOAK.messages} messages over ${SOAK.conversations} conversations, ${SOAK.rounds} × (healthy, 10 % 503 + 3 % resets), then with a ${SOAK.outageMs / 1000} s outage…`);
+  const { outageMs, rounds, ...faults } = SOAK;
+  const soak: Awaited<ReturnType<typeof runDrain>>[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    soak.push(await runDrain(run, relay, run.dir, { ...faults, label: `${r}: healthy`, failureRate: 0, resetRate: 0 }, spawnAgent));
+    soak.push(await runDrain(run, relay, run.dir, { ...faults, label: `${r}: 10 % 503 + 3 % resets` }, spawnAgent));
+  }
+  soak.push(await runDrain(run, relay, run.dir, { ...faults, outageMs, label: `the same + a ${outageMs / 1000} s outage` }, spawnAgent));
+  const outage = soak.at(-1)!.outage!;
+  const [soakHealthy, soakFaults] = [0, 1].map((odd) => median(soak.slice(0, -1).filter((_, i) => i % 2 === odd).map((d) => d.rate))) as [number, number];
   console.log(`\n1. Latency: webhook POST (${Buffer.byteLength(HOOK_BODY)} bytes) -> local agent -> gateway accept, closed loop; agent log: from the relay's received_at.`);
   console.log(table([
     ["measure", "conc", "count", "wall s", "msg/s", "p50 ms", "p99 ms"],
@@ -167,6 +180,15 @@ export async function agentScenario(run: BenchRun): Promise<void> {
     ["gateway", "posts in flight", "wall s", "msg/s", "posts", "503s", "order violations", "duplicates"],
     ...[healthy, failing].map((d) => [d.label, String(DEFAULT_CONCURRENCY), fmt(d.wallMs / 1000), fmt(d.rate), String(d.posts), String(d.refused), String(d.orderViolations), String(d.duplicates)]),
   ]));
+  console.log(`\n4. The fault soak's shape: ${SOAK.messages} hub bodies over ${SOAK.conversations} conversations, queued first; the outage once a third arrived (the port kept, every connection reset and counted):`);
+  console.log(table([
+    ["round: gateway", "wall s", "msg/s", "posts", "503s", "resets", "seen down", "order violations", "duplicates"],
+    ...soak.map((d) => [d.label, fmt(d.wallMs / 1000), fmt(d.rate), String(d.posts), String(d.refused), String(d.resets), String(d.outagesSeen), String(d.orderViolations), String(d.duplicates)]),
+  ]));
+  console.log(`   median of ${rounds}: healthy ${fmt(soakHealthy)} msg/s, faults ${fmt(soakFaults)} msg/s (each round's ratio: ${Array.from({ length: rounds }, (_, r) => fmt(soak[2 * r + 1]!.rate / soak[2 * r]!.rate)).join(", ")})`);
+  console.log(`   down ${fmt(outage.downMs / 1000)} s: ${outage.attempts} connections tried (bound ${outage.bound}: ${DEFAULT_CONCURRENCY} posts in flight + 4 before the outage is recognised, then one probe at a time);`);
+  console.log(`   back: the ${SOAK.conversations} conversations went on after ${outage.resumedMs.map((ms) => fmt(ms)).join(", ")} ms`);
+  const [first, last] = [outage.resumedMs[0]!, outage.resumedMs.at(-1)!];
   const memoryRow = (figure: string, value: number, baseline: number, goal = true) =>
     unitRow(figure, mib(value), "MiB", "bare node -e", mib(baseline), goal ? `≤ ${MEMORY_GOAL_MIB} MiB` : "reported", goal ? mib(value) <= MEMORY_GOAL_MIB : undefined);
   printGoalSummary("Summary (bench:agent)", [
@@ -175,6 +197,10 @@ export async function agentScenario(run: BenchRun): Promise<void> {
     ...(onSystemNode ? [memoryRow(`agent resident memory, idle, node ${onSystemNode.version}`, median(onSystemNode.agentIdle.rss), median(onSystemNode.bareIdle.rss))] : []),
     memoryRow("agent private memory (RssAnon), idle", median(agentIdle.anon), bareAnon, false),
     unitRow("drain with 10 % 503s", failing.rate, "msg/s", "healthy gateway", healthy.rate, "≥ 0.5× healthy, order kept", failing.rate / healthy.rate >= 0.5 && failing.orderViolations === 0 && failing.duplicates === 0),
+    unitRow(`soak shape: drain with 10 % 503s + 3 % resets, ${SOAK.conversations} conversations (median)`, soakFaults, "msg/s", "healthy gateway", soakHealthy, "≥ 0.6× healthy, order kept",
+      soakFaults / soakHealthy >= 0.6 && soak.every((d) => d.orderViolations === 0 && d.duplicates === 0)),
+    unitRow(`soak shape: last conversation going on after a ${outageMs / 1000} s outage`, last, "ms", "first conversation", first, "≤ 1000 ms after the gateway is back", last <= 1000),
+    { figure: `soak shape: connections tried during the ${fmt(outage.downMs / 1000)} s outage`, value: String(outage.attempts), baseline: "—", ratio: null, goal: `≤ ${outage.bound} (the bound)`, met: outage.attempts <= outage.bound },
   ]);
   const expected = CONCURRENCY.reduce((sum, c) => sum + WARMUP + MESSAGES[c], 0);
   console.log(`\nchecks: gateway accepted ${accepted}/${expected} hooks through the agent, ${refused} refused/replayed requests, ${duplicates} duplicate keys;`);

@@ -40,7 +40,7 @@ async function startBenchAgent(run: BenchRun, relayUrl: string, dir: string, gat
   const { env } = await makeBenchHome(dir, relayUrl, gateway, `Bench ${path.basename(dir)}`);
   if (card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(card));
   const settings = { ...loadSettings(settingsPath(env)), delegate_timeout_ms: DELEGATE_TIMEOUT_MS };
-  const identity = identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
+  const identity = await identityFromPrivateKey(settings.key.private_key, settings.key.key_id);
   const raised = await signedRelayCall(relayUrl, identity, "PUT", `/inbox/${settings.agent_id}`, { rate_per_minute: RATE_PER_MINUTE });
   if (raised.status !== 200) throw new Error(`raising the rate of ${settings.agent_id}: ${relayErrorText(raised)}`);
   const agent = await startAgent({ settings, env, logger, apiPort: 0, cardFile: cardPath(env.CLAWRELAY_HOME), journalFile: journalPath(env.CLAWRELAY_HOME) });

@@ -28,9 +28,9 @@ const timed = async (run: () => Promise<unknown>) => {
 };
 
 /** A directory agent signing with a Node KeyObject: ~20× cheaper than pure JS, so the load stays quick. */
-export function loadAgent(): BenchAgent {
+export async function loadAgent(): Promise<BenchAgent> {
   const [main, receipt] = [generateKeyPairSync("ed25519"), generateKeyPairSync("ed25519")];
-  const receiptKey = { key_id: defaultKeyIdFor(rawPublicKey(receipt.publicKey)), private_key: Buffer.from(receipt.privateKey.export({ format: "jwk" }).d!, "base64url").toString("base64") };
+  const receiptKey = { key_id: await defaultKeyIdFor(rawPublicKey(receipt.publicKey)), private_key: Buffer.from(receipt.privateKey.export({ format: "jwk" }).d!, "base64url").toString("base64") };
   return benchAgent(rawPublicKey(main.publicKey), async (message) => new Uint8Array(nodeSign(null, message, main.privateKey)), receiptKey);
 }
 

@@ -17,7 +17,7 @@ export async function directoryScenario(run: BenchRun, args: Record<string, numb
   const [tmpDir, [bundle]] = [run.dir, (await run.bundle("wrangler.toml")) as [WorkerBundle]];
   // The first `agents` cards of a `large` directory are those of an `agents` one (the same generator, in order).
   const synthetic = syntheticDirectory(Math.max(agents, large), SEARCH_WARMUP + queries);
-  const loadAgents = Array.from({ length: agents }, loadAgent);
+  const loadAgents = await Promise.all(Array.from({ length: agents }, loadAgent));
   const ctx: Context = { run, bundle, persistDir: path.join(tmpDir, "relay-state"), s: { queries: synthetic.queries.slice(SEARCH_WARMUP), reference: new SearchIndex() }, warmup: synthetic.queries.slice(0, SEARCH_WARMUP) };
   const start = performance.now();
   synthetic.cards.slice(0, agents).forEach((card, i) => ctx.s.reference.upsert(parseCard({ ...card, agent_id: loadAgents[i]!.id }, card.name)));

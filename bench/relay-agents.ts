@@ -10,11 +10,11 @@ const PAYLOAD_TEXT = "Benchmark message from another agent: please look at the a
 /** `receiptKey` as a claim carries it, worked out once (a timed claim does no pure-JS maths); `sign`: Node's Ed25519, far cheaper than pure JS. */
 export type BenchAgent = { id: string; publicKey: string; keyId: string; receiptKey: { key_id: string; private_key: string }; sign(message: Uint8Array): Promise<Uint8Array> };
 
-export const benchAgent = (publicKey: string, sign: BenchAgent["sign"], receiptKey: BenchAgent["receiptKey"]): BenchAgent => ({ id: agentIdFor(publicKey), publicKey, keyId: defaultKeyIdFor(publicKey), receiptKey, sign });
+export const benchAgent = async (publicKey: string, sign: BenchAgent["sign"], receiptKey: BenchAgent["receiptKey"]): Promise<BenchAgent> => ({ id: await agentIdFor(publicKey), publicKey, keyId: await defaultKeyIdFor(publicKey), receiptKey, sign });
 
 export async function newAgent(): Promise<BenchAgent> {
   const [seed, receiptSeed] = [generateSeed(), generateSeed()];
-  const receiptKey = { key_id: defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receiptSeed))), private_key: toBase64(receiptSeed) };
+  const receiptKey = { key_id: await defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receiptSeed))), private_key: toBase64(receiptSeed) };
   return benchAgent(formatPublicKey(publicKeyFromSeed(seed)), await importSigningKey(seed), receiptKey);
 }
 
@@ -43,7 +43,7 @@ export async function presignEnvelopes(senders: readonly BenchAgent[], to: strin
   const out: { msgId: string; body: string }[] = [];
   for (let i = 0; i < count; i++) {
     const sender = senders[i % senders.length]!;
-    const envelope = await signEnvelope(draftEnvelope({ from: sender.id, to, type: "message", payload: { text: PAYLOAD_TEXT, seq: i } }), sender.keyId, sender.sign);
+    const envelope = await signEnvelope(await draftEnvelope({ from: sender.id, to, type: "message", payload: { text: PAYLOAD_TEXT, seq: i } }), sender.keyId, sender.sign);
     out.push({ msgId: envelope.msg_id, body: JSON.stringify(envelope) });
   }
   return out;

@@ -29,7 +29,7 @@ export async function runBaseline(client: HttpClient, kind: "bare" | "verify-sig
   return withCpu(() => runClosedLoop(count, concurrency, (i) => post(WARMUP + i)));
 }
 
-async function awaitAcks(client: HttpClient, senders: readonly BenchAgent[], expected: readonly number[]): Promise<void> {
+export async function awaitAcks(client: HttpClient, senders: readonly BenchAgent[], expected: readonly number[]): Promise<void> {
   const deadline = performance.now() + ACK_DEADLINE_MS;
   // Each poll is work for the relay too: one sender is watched until its acks are in (one call hands
   // over a sender's acks, and every sender's go out together), then the others are asked.

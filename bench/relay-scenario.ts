@@ -1,5 +1,6 @@
 // `npm run bench`: 1. Ed25519 verify inside workerd, WebCrypto vs pure JS; 2. envelope intake vs baseline objects behind
-// the same edge; 3. delivery latency vs the intake POST alone; 4. the Worker's size as `wrangler deploy` uploads it.
+// the same edge; 3. delivery latency vs the intake POST alone; 4. the Worker's size as `wrangler deploy` uploads it;
+// 5. the CPU a message costs, by size, vs a bare insert of the same bytes (relay-cpu.ts).
 import { gzipSync } from "node:zlib";
 import { startMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
@@ -7,13 +8,15 @@ import type { BenchRun } from "./bench-run.ts";
 import type { LoadResult, Measured } from "./http-client.ts";
 import { cpuPerOp, warmedLoop } from "./http-client.ts";
 import { runBaseline, runDelivery, runIntake, WARMUP } from "./relay-rows.ts";
+import { printCpuRows, runCpuRows } from "./relay-cpu.ts";
 import { LOOPBACK_HUB_URL, claimInbox, newAgent } from "./relay-agents.ts";
 import { fmt, latencyRow, loadRow, median, p50, p99, printGoalSummary, rate, table } from "./report.ts";
 import { OPERATIONS_PER_REQUEST, REPETITIONS, printOperations, timeOperations } from "./verify-timing.ts";
+import { INTAKE_OPERATIONS } from "./verify-operations.ts";
 
 const [CONCURRENCY, HEALTHZ_REQUESTS, ENVELOPES] = [[1, 32] as const, { 1: 2000, 32: 4000 }, { 1: 1000, 32: 3000 }];
 /** Rounds of (bare, verify-sign, relay) per concurrency, interleaved so drift on a shared VM hits all three. */
-const [SENDERS, ROUNDS, INTAKE_GOAL, BUNDLE_GOAL_KIB] = [8, 5, 0.8, 50];
+const [SENDERS, ROUNDS, INTAKE_GOAL] = [8, 5, 0.8];
 const ED25519 = [["webcrypto", "verifyWebCrypto (crypto.subtle, key cached)"], ["purejs", "verifyPureJs (noble points, RFC 8032)"], ["hash-input", "payload_hash (JCS+sha256) + signing input"]] as const;
 const rateOf = (m: Measured) => rate(m.load);
 const medianRun = <T extends Measured>(runs: readonly T[]): T => [...runs].sort((a, b) => rateOf(a) - rateOf(b))[Math.floor(runs.length / 2)]!;
@@ -31,7 +34,7 @@ export async function relayScenario(run: BenchRun): Promise<void> {
   console.log(`all traffic on 127.0.0.1; client and workerd share the same cores`);
   const [relayBundle, benchBundle, verifyBundle] = (await run.bundle("wrangler.toml", "bench/baseline-worker.toml", "bench/verify-worker.toml")) as [WorkerBundle, WorkerBundle, WorkerBundle];
   run.log(`part 1: verify (N = ${ED25519.map(([op]) => OPERATIONS_PER_REQUEST[op]).join("/")}, ${REPETITIONS} reps)…`);
-  const verify = await timeOperations(await run.startMiniflare(() => startMiniflare("clawrelay-verify-bench", verifyBundle)), ED25519.map(([op]) => op));
+  const verify = await timeOperations(await run.startMiniflare(() => startMiniflare("clawrelay-verify-bench", verifyBundle)), [...ED25519.map(([op]) => op), ...INTAKE_OPERATIONS]);
   await run.stopMiniflare();
   const relay = await run.startMiniflare(() => startBenchMiniflare(benchBundle));
   const senders = await Promise.all(Array.from({ length: SENDERS }, () => newAgent()));
@@ -48,6 +51,7 @@ export async function relayScenario(run: BenchRun): Promise<void> {
     intake.set(c, row);
   }
   for (const c of CONCURRENCY) delivery.set(c, await runDelivery(relay, senders, ENVELOPES[c], c));
+  const cpu = await runCpuRows(relay, senders, run.log);
   await run.stopMiniflare();
   console.log(`\n1. Ed25519 verification inside workerd (bench/verify-worker.ts): N operations per request, less ?n=0 requests, ÷ N; ${REPETITIONS} reps.`);
   printOperations(verify, ED25519);
@@ -77,6 +81,7 @@ export async function relayScenario(run: BenchRun): Promise<void> {
   // What wrangler prints as "Total Upload: … / gzip: …": zlib's default level over the module. wrangler.toml sets minify = true.
   const [kib, gzipKiB] = [Buffer.byteLength(relayBundle.contents) / 1024, gzipSync(relayBundle.contents).byteLength / 1024];
   console.log(`\n4. The Worker as deployed (wrangler.toml, minify = true; wrangler deploy --dry-run): ${fmt(kib)} KiB, ${fmt(gzipKiB)} KiB gzipped`);
+  const cpuGoals = printCpuRows(cpu, verify);
   const intakeRow = (c: number, versus: "bare" | "verifySign") => {
     const row = intake.get(c)!;
     const [ratio, goal] = [pairedRatio(row.relay, row[versus]), versus === "verifySign" && c === 32 ? INTAKE_GOAL : null];
@@ -86,6 +91,8 @@ export async function relayScenario(run: BenchRun): Promise<void> {
   printGoalSummary("Summary (values: median rounds; intake ratios: median of the rounds' own ratios)", [
     ...CONCURRENCY.flatMap((c) => [intakeRow(c, "verifySign"), intakeRow(c, "bare")]),
     { figure: "Ed25519 verify µs, WebCrypto ÷ pure JS", value: fmt(verify.us("webcrypto")), baseline: fmt(verify.us("purejs")), ratio: verify.us("webcrypto") / verify.us("purejs") },
-    { figure: "Worker bundle (minify = true), KiB gzipped", value: fmt(gzipKiB), baseline: "—", ratio: null, goal: `≤ ${BUNDLE_GOAL_KIB} KiB`, met: gzipKiB <= BUNDLE_GOAL_KIB },
+    // Its goal was withdrawn (issue 22): the limit is megabytes; the figure stays, to see it grow.
+    { figure: "Worker bundle (minify = true), KiB gzipped", value: fmt(gzipKiB), baseline: "—", ratio: null },
+    ...cpuGoals,
   ]);
 }

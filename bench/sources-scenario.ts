@@ -26,10 +26,14 @@ export async function sourcesScenario(run: BenchRun): Promise<void> {
   const agent = await newAgent();
   const token = await claimInbox(relay, agent, { limits: { max_queue_messages: 100_000 } });
   const { secret } = await signedCall<{ secret: string }>(relay, agent, "POST", `/inbox/${agent.id}/sources`, 201, { name: "github", kind: "github" });
-  const body = JSON.stringify({ ref: "refs/heads/main", pad: "x".repeat(SOURCE_BODY_BYTES - 40) });
-  const signed = { "content-type": "application/json", "x-hub-signature-256": `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`, "x-github-event": "push" };
-  const github = (round: number) => (i: number) => relay.timed("POST", `/inbox/${agent.id}/sources/github`, 200, { ...signed, "x-github-delivery": `r${round}-${i}` }, body);
-  const hook = (i: number) => relay.timed("POST", `/inbox/${agent.id}/hooks/sources/github`, 202, { "content-type": "application/json", authorization: `Bearer ${token}`, "x-n": String(i) }, body);
+  // Each event its own body, as GitHub's are: a GitHub source deduplicates by the body's digest.
+  const bodyOf = (tag: string) => JSON.stringify({ ref: "refs/heads/main", after: tag.padStart(12, "0"), pad: "x".repeat(SOURCE_BODY_BYTES - 64) });
+  const github = (round: number) => (i: number) => {
+    const body = bodyOf(`r${round}-${i}`);
+    const signature = `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
+    return relay.timed("POST", `/inbox/${agent.id}/sources/github`, 200, { "content-type": "application/json", "x-hub-signature-256": signature, "x-github-event": "push", "x-github-delivery": `r${round}-${i}` }, body);
+  };
+  const hook = (i: number) => relay.timed("POST", `/inbox/${agent.id}/hooks/sources/github`, 202, { "content-type": "application/json", authorization: `Bearer ${token}`, "x-n": String(i) }, bodyOf(`h${i}`));
   await runClosedLoop(100, CONCURRENCY, github(-1));
   await runClosedLoop(100, CONCURRENCY, hook);
   const rounds = [];

@@ -4,7 +4,10 @@ import { verifyWebCrypto } from "../protocol/ed25519.ts";
 import { publicKeyFromSeed, signWithSeed, verifyPureJs } from "../protocol/ed25519-pure.ts";
 import { toBase64, toHex, utf8 } from "../protocol/encoding.ts";
 import { draftEnvelope, signingInput } from "../protocol/envelope.ts";
-import { payloadHash } from "../protocol/payload-hash.ts";
+import { jcs, payloadHash } from "../protocol/payload-hash.ts";
+import { sha256 } from "../protocol/sha256.ts";
+import { strictJsonProblem } from "../protocol/strict-json.ts";
+import { payloadOf } from "./bench-payload.ts";
 import { verifyGithub } from "../worker/sources/github.ts";
 import { importHmacKey, signedContent } from "../worker/sources/hmac.ts";
 import type { HmacKey } from "../worker/sources/hmac.ts";
@@ -14,7 +17,7 @@ import { verifySlack } from "../worker/sources/slack.ts";
 import { standardWebhooksKey, verifyStandardWebhooks } from "../worker/sources/standard-webhooks.ts";
 import { verifyStripe } from "../worker/sources/stripe.ts";
 import { verifyToken } from "../worker/sources/token.ts";
-import { SOURCE_BODY_BYTES, VERIFY_OPERATIONS } from "./verify-operations.ts";
+import { INTAKE_PAYLOAD_BYTES, SOURCE_BODY_BYTES, VERIFY_OPERATIONS } from "./verify-operations.ts";
 import type { VerifyOperation } from "./verify-operations.ts";
 
 type Operation = () => boolean | Verdict | Promise<boolean | Verdict>;
@@ -27,7 +30,7 @@ const hmacHex = async (key: HmacKey, data: Uint8Array) => toHex(new Uint8Array(a
 /** One fixture per operation, keys imported once (the relay keeps imported keys per source). */
 async function buildOperations(): Promise<Map<VerifyOperation, Operation>> {
   const payload = { text: "A typical agent message: please summarise the attached thread.", meta: { thread: "t-42", n: 3 } };
-  const unsigned = draftEnvelope({ from: "ag_0123456789ab", to: "ag_ba9876543210", type: "message", msg_id: "4f9c1c1e-1f6a-4d1e-9d5c-3a7e2b9f0c11", ts: TS, payload });
+  const unsigned = await draftEnvelope({ from: "ag_0123456789ab", to: "ag_ba9876543210", type: "message", msg_id: "4f9c1c1e-1f6a-4d1e-9d5c-3a7e2b9f0c11", ts: TS, payload });
   const [publicKey, message] = [publicKeyFromSeed(SEED), signingInput(unsigned)];
   const signature = signWithSeed(SEED, message);
   const body = utf8(JSON.stringify({ ref: "refs/heads/main", pad: "x".repeat(SOURCE_BODY_BYTES - 40) }));
@@ -41,16 +44,28 @@ async function buildOperations(): Promise<Map<VerifyOperation, Operation>> {
   const sw = toBase64(new Uint8Array(await crypto.subtle.sign("HMAC", standardKey, signedContent(`msg_1.${TS}.`, body))));
   const standard = request({ "webhook-id": "msg_1", "webhook-timestamp": String(TS), "webhook-signature": `v1,${sw}` });
   const token = request({}, secret);
+  const tokenHashes = [await hashTokenSecret(secret)];
+  // A 256 KiB payload's envelope, as it arrives (bytes), is parsed, and is stored (text again).
+  const big = { ...unsigned, payload: payloadOf(INTAKE_PAYLOAD_BYTES) };
+  const [bigText, bigJcs] = [JSON.stringify(big), utf8(jcs(big.payload))];
+  const bigBytes = utf8(bigText);
+  const utf8Strict = new TextDecoder("utf-8", { fatal: true });
   return new Map<VerifyOperation, Operation>([
     ["webcrypto", () => verifyWebCrypto(publicKey, message, signature)],
     ["purejs", () => verifyPureJs(publicKey, message, signature)],
     // What verifyEnvelope rebuilds per message before the signature check: JCS hash, nine-field input.
-    ["hash-input", () => signingInput({ ...unsigned, payload_hash: payloadHash(unsigned.payload) }).length > 0],
+    ["hash-input", async () => signingInput({ ...unsigned, payload_hash: await payloadHash(unsigned.payload) }).length > 0],
     ["github", () => verifyGithub(github, [key])],
     ["stripe", () => verifyStripe(stripe, [key])],
     ["slack", () => verifySlack(slack, [key])],
     ["standard-webhooks", () => verifyStandardWebhooks(standard, [standardKey])],
-    ["token", () => verifyToken(token, [hashTokenSecret(secret)])],
+    ["token", () => verifyToken(token, tokenHashes)],
+    ["utf8-decode", () => utf8Strict.decode(bigBytes).length > 0],
+    ["strict-scan", () => strictJsonProblem(bigText) === null],
+    ["json-parse", () => typeof JSON.parse(bigText) === "object"],
+    ["jcs", () => jcs(big.payload).length > 0],
+    ["sha256", async () => (await sha256(bigJcs)).length === 32],
+    ["re-serialise", () => utf8(JSON.stringify(big)).length > 0],
   ]);
 }
 

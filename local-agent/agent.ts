@@ -69,7 +69,7 @@ function removeIfOurs(runFile: string, record: string): void {
 export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const { settings, env, logger } = options;
   // The key may be the root key or one the root key listed for the inbox: the relay decides.
-  const identity = { ...settingsIdentity(settings), agentId: settings.agent_id };
+  const identity = { ...(await settingsIdentity(settings)), agentId: settings.agent_id };
   const source = options.gateway ?? settingsGatewaySource(settings, env, logger);
   // Refused at the start (no hooks token = nothing can be delivered); later changes are followed.
   const initial = source.current();

@@ -21,8 +21,25 @@ export const DEFAULTS = {
    * that are waiting out a retry, so the others keep moving (bodies are ≤ 256 KiB: ≤ 32 MiB held).
    */
   window: 128,
-  /** The first retry of a transient failure while the gateway takes other posts (one unlucky post). */
-  isolatedRetryMs: 100,
+  /**
+   * A message's transient failure while the gateway takes other posts is retried after 5–10 ms, doubling
+   * with its own failures up to 0.5–1 s: one unlucky post stalls its conversation for milliseconds (with
+   * 13 conversations and 13 % of posts failing, 50–100 ms kept most of them stalled), and a conversation
+   * goes on within 1 s of any success.
+   */
+  isolatedRetryMs: 10,
+  maxIsolatedRetryMs: 1000,
+  /**
+   * Transient failures in a row across all posts, none taken between, that mean the gateway is down. A
+   * gateway failing 13 % of posts at random shows 5 in a row once in ~27,000 posts.
+   */
+  outageStreak: 5,
+  /** While it is down one post at a time probes it: after 50, 100, 200, 400 ms, then every 500 ms… */
+  firstProbeMs: 50,
+  probeIntervalMs: 500,
+  /** …for its first minute down, then every 5 s. */
+  probeFastForMs: 60_000,
+  probeSlowIntervalMs: 5_000,
 } as const;
 
 /**

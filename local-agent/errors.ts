@@ -3,7 +3,7 @@
 
 export class AgentError extends Error {
   readonly code: string;
-  /** For a refusal by the relay: its HTTP status. */
+  /** For a refusal by the relay: its HTTP status; for a refusal by the local API: the status it answers. */
   readonly status: number | undefined;
 
   constructor(code: string, message: string, status?: number) {

@@ -131,6 +131,17 @@ export function parseEnvelope(value: unknown): Envelope {
 }
 
 /**
+ * Whether the JSON object `value`, which parseEnvelope turned into `envelope`, held exactly the fields
+ * it kept, nothing more and nothing less (sig's three included): then its text, strictly parsed, says
+ * what JSON.stringify(envelope) would, and may be stored as sent instead of serialised again.
+ */
+export function holdsOnlySignedFields(value: unknown, envelope: Envelope): boolean {
+  if (!isPlainObject(value) || !isPlainObject(value.sig)) return false;
+  const keys = Object.keys(value);
+  return keys.length === Object.keys(envelope).length && keys.every((key) => Object.hasOwn(envelope, key)) && Object.keys(value.sig).length === 3;
+}
+
+/**
  * UTF-8 of v, msg_id, ts, from, to, type, reply_to or "", ttl_sec, payload_hash joined by \n; in
  * a2a/0.2 then topic and goal ("" when null), as the hub builds it.
  */
@@ -163,7 +174,7 @@ export interface EnvelopeDraft {
 
 export const DEFAULT_ENVELOPE_TTL_SEC = 3600;
 
-export function draftEnvelope(draft: EnvelopeDraft): UnsignedEnvelope {
+export async function draftEnvelope(draft: EnvelopeDraft): Promise<UnsignedEnvelope> {
   return {
     v: ENVELOPE_VERSION,
     msg_id: draft.msg_id ?? crypto.randomUUID(),
@@ -174,7 +185,7 @@ export function draftEnvelope(draft: EnvelopeDraft): UnsignedEnvelope {
     reply_to: draft.reply_to ?? null,
     ttl_sec: draft.ttl_sec ?? DEFAULT_ENVELOPE_TTL_SEC,
     payload: draft.payload,
-    payload_hash: payloadHash(draft.payload),
+    payload_hash: await payloadHash(draft.payload),
   };
 }
 

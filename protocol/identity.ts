@@ -1,7 +1,7 @@
 // Agentline identities: "ed25519:<base64 of 32 raw bytes>" keys and the ag_ ids derived from them.
 // Rule (docs/protocol.md, "Agent ids"): ag_ + first 12 hex of sha256 over the 44-char base64 TEXT, not the raw bytes.
-import { sha256 } from "./sha256.ts";
-import { fromBase64, toBase64, toHex, utf8 } from "./encoding.ts";
+import { sha256Hex } from "./sha256.ts";
+import { fromBase64, toBase64 } from "./encoding.ts";
 import { isSmallOrderPoint } from "./ed25519.ts";
 
 export const AGENT_ID_PATTERN = /^ag_[0-9a-f]{12}$/;
@@ -41,14 +41,14 @@ export function parsePublicKey(text: unknown): Uint8Array | null {
 }
 
 /** ag_ id for a key given as text; the text must already be the canonical "ed25519:<b64>" form. */
-export function agentIdFor(publicKeyText: string): string {
+export async function agentIdFor(publicKeyText: string): Promise<string> {
   const base64Text = publicKeyText.startsWith(PUBKEY_PREFIX)
     ? publicKeyText.slice(PUBKEY_PREFIX.length)
     : publicKeyText;
-  return "ag_" + toHex(sha256(utf8(base64Text))).slice(0, 12);
+  return "ag_" + (await sha256Hex(base64Text)).slice(0, 12);
 }
 
 /** A key id for keys that never met a hub: k_ + 12 hex of sha256 over the key text. */
-export function defaultKeyIdFor(publicKeyText: string): string {
-  return "k_" + toHex(sha256(utf8(publicKeyText))).slice(0, 12);
+export async function defaultKeyIdFor(publicKeyText: string): Promise<string> {
+  return "k_" + (await sha256Hex(publicKeyText)).slice(0, 12);
 }

@@ -1,55 +1,26 @@
 // payload_hash = "sha256:" + hex(sha256(JCS(payload))), JCS = RFC 8785 (docs/protocol.md, "Envelopes").
-// JCS of JSON data is JSON.stringify's own number and string forms with object keys sorted by UTF-16
-// code units; test/protocol/hash-and-jcs.test.ts holds this to the canonicalize package on generated values.
-import { toHex, utf8 } from "./encoding.ts";
-import { sha256 } from "./sha256.ts";
+// JCS is the canonicalize package (the design card's choice; iterative, so ~3,000 nested levels cost
+// no stack) and SHA-256 is WebCrypto's (sha256.ts). Covered by test/protocol/hash-and-jcs.test.ts.
+import canonicalize from "canonicalize";
+import { RelayError } from "./errors.ts";
+import { sha256Hex } from "./sha256.ts";
 
-type Serialised = string | undefined;
-
-function serialise(input: unknown, open: Set<object>): Serialised {
-  let value = input;
-  // toJSON is followed as canonicalize does (a chain, each step checked for cycles).
-  const wrappers: object[] = [];
-  while (typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function") {
-    if (open.has(value)) throw new Error("Circular reference detected");
-    open.add(value);
-    wrappers.push(value);
-    value = (value as { toJSON(): unknown }).toJSON();
-  }
-  if (value instanceof Number || value instanceof String || value instanceof Boolean) value = value.valueOf();
-  let text: Serialised;
-  if (typeof value === "number" && !Number.isFinite(value)) {
-    throw new Error(Number.isNaN(value) ? "NaN is not allowed" : "Infinity is not allowed");
-  } else if (typeof value === "string" && !(value as string & { isWellFormed(): boolean }).isWellFormed()) {
-    throw new Error("Lone surrogate is not allowed");
-  } else if (typeof value !== "object" || value === null) {
-    text = JSON.stringify(value);
-  } else {
-    if (open.has(value)) throw new Error("Circular reference detected");
-    open.add(value);
-    if (Array.isArray(value)) {
-      text = `[${value.map((item) => serialise(item, open) ?? "null").join(",")}]`;
-    } else {
-      const record = value as Record<string, unknown>;
-      const members: string[] = [];
-      for (const key of Object.keys(record).sort()) {
-        const member = serialise(record[key], open);
-        if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
-      }
-      text = `{${members.join(",")}}`;
-    }
-    open.delete(value);
-  }
-  for (const wrapper of wrappers) open.delete(wrapper);
-  return text;
-}
-
+/**
+ * The JCS text of `value`. What JCS cannot express (a lone surrogate, NaN, Infinity, a cycle, nothing
+ * at all) is a RelayError(400, invalid_json): input from outside is refused by the strict parse
+ * (strict-json.ts) before it gets here, so reaching this is a caller's value, never a 500.
+ */
 export function jcs(value: unknown): string {
-  const text = serialise(value, new Set());
-  if (text === undefined) throw new TypeError("value cannot be canonicalized as JSON");
+  let text: string | undefined;
+  try {
+    text = canonicalize(value);
+  } catch (err) {
+    throw new RelayError(400, "invalid_json", `the value has no JCS (RFC 8785) form: ${(err as Error).message}; send well-formed JSON (no lone surrogates, finite numbers)`);
+  }
+  if (text === undefined) throw new RelayError(400, "invalid_json", "the value has no JCS (RFC 8785) form: it is not JSON data (undefined, a function or a symbol)");
   return text;
 }
 
-export function payloadHash(payload: unknown): string {
-  return "sha256:" + toHex(sha256(utf8(jcs(payload))));
+export async function payloadHash(payload: unknown): Promise<string> {
+  return "sha256:" + (await sha256Hex(jcs(payload)));
 }

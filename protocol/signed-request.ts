@@ -4,7 +4,7 @@
 // - a WebSocket answers the server's challenge nonce.
 // Both inputs start with a distinct tag so a signature made for one can never pass as the other,
 // nor as an envelope signature (whose input starts with "a2a/0.1").
-import { sha256 } from "./sha256.ts";
+import { sha256Hex } from "./sha256.ts";
 import { randomBytes, toBase64, toHex, utf8 } from "./encoding.ts";
 
 /** The relay operator's claim token on a first claim, when the relay admits new inboxes by token. */
@@ -26,7 +26,7 @@ export interface RequestToSign {
   body: Uint8Array;
 }
 
-export function requestSigningInput(request: RequestToSign): Uint8Array {
+export async function requestSigningInput(request: RequestToSign): Promise<Uint8Array> {
   return utf8(
     [
       "clawrelay-request/1",
@@ -34,7 +34,7 @@ export function requestSigningInput(request: RequestToSign): Uint8Array {
       request.pathWithQuery,
       String(request.timestamp),
       request.nonce,
-      toHex(sha256(request.body)),
+      await sha256Hex(request.body),
     ].join("\n"),
   );
 }
@@ -53,7 +53,7 @@ export async function signedRequestHeaders(
   nowSec = Math.floor(Date.now() / 1000),
 ): Promise<Record<string, string>> {
   const nonce = toHex(randomBytes(16));
-  const input = requestSigningInput({ method, pathWithQuery, timestamp: nowSec, nonce, body });
+  const input = await requestSigningInput({ method, pathWithQuery, timestamp: nowSec, nonce, body });
   return {
     [REQUEST_HEADERS.key]: publicKeyText,
     [REQUEST_HEADERS.timestamp]: String(nowSec),

@@ -47,7 +47,7 @@ export async function verifyEnvelope(envelope: Envelope, checks: EnvelopeChecks)
       `envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${checks.nowSec}); sign it again with the current time`,
     );
   }
-  if (payloadHash(envelope.payload) !== envelope.payload_hash) {
+  if ((await payloadHash(envelope.payload)) !== envelope.payload_hash) {
     throw fail("payload_hash_mismatch", "payload_hash is not sha256 of the JCS (RFC 8785) form of payload");
   }
   const key = await checks.resolveKey(envelope.from, envelope.sig.key_id);

@@ -57,13 +57,15 @@ async function relayFetch(path: string, init: RequestInit): Promise<{ status: nu
   }
 }
 
-function identity() {
+async function identity() {
   const seed = generateSeed();
   const publicKey = formatPublicKey(publicKeyFromSeed(seed));
-  return { seed, publicKey, id: agentIdFor(publicKey), keyId: defaultKeyIdFor(publicKey), sign: (m: Uint8Array) => signWithSeed(seed, m) };
+  return { seed, publicKey, id: await agentIdFor(publicKey), keyId: await defaultKeyIdFor(publicKey), sign: (m: Uint8Array) => signWithSeed(seed, m) };
 }
 
-async function signed(agent: ReturnType<typeof identity>, method: string, path: string, body?: unknown): Promise<unknown> {
+type Identity = Awaited<ReturnType<typeof identity>>;
+
+async function signed(agent: Identity, method: string, path: string, body?: unknown): Promise<unknown> {
   const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
   const headers = await signedRequestHeaders(agent.publicKey, method, path, bytes, agent.sign);
   const res = await relayFetch(path, { method, headers: { ...headers, "content-type": "application/json" }, ...(body === undefined ? {} : { body: bytes }) });
@@ -71,23 +73,23 @@ async function signed(agent: ReturnType<typeof identity>, method: string, path: 
   return res.json;
 }
 
-async function claim(agent: ReturnType<typeof identity>): Promise<void> {
+async function claim(agent: Identity): Promise<void> {
   const receiptSeed = generateSeed();
   await signed(agent, "PUT", `/inbox/${agent.id}`, {
     keys: [{ key_id: agent.keyId, pubkey: agent.publicKey }],
-    receipt_key: { key_id: defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receiptSeed))), private_key: toBase64(receiptSeed) },
+    receipt_key: { key_id: await defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receiptSeed))), private_key: toBase64(receiptSeed) },
   });
 }
 
 async function demo(): Promise<void> {
-  const alice = identity();
-  const bob = identity();
+  const alice = await identity();
+  const bob = await identity();
   await claim(alice);
   await claim(bob);
   console.log(`claimed inboxes ${alice.id} (sender) and ${bob.id} (receiver) on ${relay}`);
 
   const envelope = await signEnvelope(
-    draftEnvelope({ from: alice.id, to: bob.id, type: "message", payload: { text: values.text ?? "" } }),
+    await draftEnvelope({ from: alice.id, to: bob.id, type: "message", payload: { text: values.text ?? "" } }),
     alice.keyId,
     alice.sign,
   );

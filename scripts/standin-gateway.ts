@@ -3,12 +3,15 @@
 // hooks.path and mappings (404), the built-in /wake and /agent's body checks (400: a string `text` /
 // `message`; mapped sub-paths take any body), Idempotency-Key replay within a window (5 minutes, or
 // `replayWindowMs`; 0 is a gateway whose memory is gone). Tests can script answers (fail the next N
-// requests), slow accepted runs, and refuse chosen hooks. Only accepted runs land in `received`;
-// every answer, refusals included, lands in `requests`.
+// requests), slow accepted runs, refuse chosen hooks (status 0: reset the connection, no answer), and
+// take the gateway down and back on the same port (`goDown` counts the connections tried meanwhile).
+// Only accepted runs land in `received`; every answer, refusals and resets included, lands in `requests`.
 // Used by `npm start` when no real gateway is configured, and by the end-to-end tests.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server } from "node:http";
+import { createServer as createTcpServer } from "node:net";
+import type { Server as TcpServer } from "node:net";
 
 export interface ReceivedHook {
   subpath: string;
@@ -43,8 +46,15 @@ export interface StandinGateway {
   /** Accepted runs are answered this much later (a gateway still busy admitting the run). */
   answerDelayMs: number;
   onReceive?: (hook: ReceivedHook) => void;
-  /** Asked about each otherwise-acceptable hook before it is recorded: a status refuses it. */
+  /** Asked about each otherwise-acceptable hook before it is recorded: a status refuses it, 0 resets the connection. */
   refuse?: (hook: ReceivedHook) => number | null;
+  /**
+   * An outage: every connection, open or new, is reset until `comeBack` serves again on the same port.
+   * The port stays bound meanwhile, so each connection a client tries is counted in `connectionsWhileDown`.
+   */
+  goDown(): Promise<void>;
+  comeBack(): Promise<void>;
+  connectionsWhileDown: number;
   /** Forget every remembered Idempotency-Key (the gateway restarted). */
   forgetKeys(): void;
   close(): Promise<void>;
@@ -110,8 +120,20 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
     script: (...answers) => scripted.push(...answers),
     answerDelayMs: 0,
     forgetKeys: () => seen.clear(),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    connectionsWhileDown: 0,
+    goDown: async () => {
+      await new Promise<void>((resolve) => (server.close(() => resolve()), server.closeAllConnections()));
+      down = createTcpServer((socket) => (gateway.connectionsWhileDown++, socket.resetAndDestroy()));
+      await listen(down, gateway.port);
+    },
+    comeBack: async () => {
+      await new Promise<void>((resolve) => (down ? down.close(() => resolve()) : resolve()));
+      down = null;
+      await listen(server, gateway.port);
+    },
+    close: () => new Promise((resolve) => (down ? down.close(() => resolve()) : server.close(() => resolve()))),
   };
+  let down: TcpServer | null = null;
 
   // Answers deterministically from the whole conversation of this `user`, so a test can see that a
   // follow-up reached the same session. A message containing "[ask]" gets an INPUT_REQUIRED reply.
@@ -172,6 +194,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       if (previous && Date.now() - previous.at < replayWindowMs) return answer(previous.status, previous.body);
       const hook: ReceivedHook = { subpath, contentType: req.headers["content-type"] ?? "", body, idempotencyKey, headers: req.headers, at: Date.now() };
       const refusal = gateway.refuse?.(hook) ?? null;
+      if (refusal === 0) return void (gateway.requests.push({ subpath, status: 0, idempotencyKey, at: Date.now() }), req.socket.resetAndDestroy());
       if (refusal !== null) return answer(refusal, JSON.stringify({ ok: false, error: "refused by test" }));
       gateway.received.push(hook);
       gateway.onReceive?.(hook);
@@ -181,13 +204,17 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       else answer(200, accepted);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
-  });
+  await listen(server, options.port ?? 0);
   const address = server.address();
   gateway.port = address && typeof address !== "string" ? address.port : 0;
   return gateway;
+}
+
+function listen(server: Server | TcpServer, port: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => (server.off("error", reject), resolve()));
+  });
 }
 
 /** An openclaw.json (JSON5, as users write it) that points the local agent at `gateway`. */

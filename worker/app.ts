@@ -5,13 +5,13 @@ import { RelayError, isAgentId } from "../protocol/index.ts";
 import { version } from "../package.json";
 import type { Env } from "./env.ts";
 import { directoryRoutes } from "./directory/routes.ts";
-import { handleError, handleNotFound } from "./http-errors.ts";
+import { answerNotFound, handleError } from "./http-errors.ts";
 
 export const RELAY_VERSION: string = version;
 
 export const app = new Hono<{ Bindings: Env }>();
 app.onError(handleError);
-app.notFound(handleNotFound);
+app.notFound(answerNotFound(app));
 
 app.get("/healthz", (c) => c.json({ ok: true, version: RELAY_VERSION }));
 

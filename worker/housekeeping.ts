@@ -1,6 +1,7 @@
 // What the inbox's alarm does. Alarms are at-least-once, so every step is idempotent: shelving queued
 // messages whose TTL ended (and telling their senders), deleting dead ones past the shelf's TTL,
-// closing sockets that never authenticated, retrying queued receipts.
+// closing sockets that never authenticated (and looking again when their peers must have answered),
+// retrying queued receipts.
 import { INBOX_DEFAULTS, isAgentId, parseEnvelope } from "../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "./inbox-config.ts";
 import { postHubReceipt } from "./hub/hub-client.ts";
@@ -15,6 +16,7 @@ import type { InboxRpc } from "./env.ts";
 import { signTtlExpired } from "./intake/receipts.ts";
 import { siblingReceipt } from "./intake/sibling-receipts.ts";
 import { closeIfAuthOverdue } from "./delivery/socket-session.ts";
+import { reapPlan } from "./delivery/socket-limits.ts";
 
 /** What the alarm's work needs of its inbox (inbox.ts). */
 export interface HousekeepingHost extends PullHost {
@@ -53,12 +55,14 @@ export async function runHousekeeping(inbox: HousekeepingHost, nowMs: number): P
   };
 
   // The alarm, not a timer: a pending timer would keep the object from hibernating. The close frame
-  // leaves at the deadline; the runtime ends the TCP connection of a close it did not make in answer to
-  // a client frame only when the object next hibernates (~10 s later on local workerd).
+  // leaves at the deadline; a peer that never answers it is ended by the inbox (inbox.ts, alarm), once
+  // its grace has run out — this run looks again then.
   for (const ws of inbox.sockets()) {
     const pending = closeIfAuthOverdue(ws, nowMs);
     if (pending !== null) consider(pending);
   }
+  const unanswered = reapPlan(inbox.sockets(), nowMs).checkAt;
+  if (unanswered !== null) consider(unanswered);
 
   const config = inbox.config;
   const keepDeadUntil = nowMs + (config ? deadTtlSec(config) : INBOX_DEFAULTS.deadTtlSec) * 1000;
@@ -84,7 +88,7 @@ export async function runHousekeeping(inbox: HousekeepingHost, nowMs: number): P
     } else {
       const agentId = item.target.slice("relay:".length);
       try {
-        const [result] = await inbox.sibling(agentId).acceptSiblingReceipts([siblingReceipt(parseEnvelope(JSON.parse(item.body)))]);
+        const [result] = await inbox.sibling(agentId).acceptSiblingReceipts([await siblingReceipt(parseEnvelope(JSON.parse(item.body)))]);
         outcome = result === "stored" ? "accepted" : result === "no_inbox" ? "gone" : "retry";
       } catch {
         outcome = "retry";

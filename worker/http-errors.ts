@@ -1,5 +1,6 @@
 // The one place a failure becomes an HTTP answer: {"error":{"code","message"}} with a stable code.
-// Used as onError/notFound by both the edge app (app.ts) and the inbox's router (inbox-routes.ts).
+// Used as onError/notFound by both the edge app (app.ts) and the inbox's router (inbox-routes.ts);
+// covered by test/worker/http.test.ts and test/worker/bad-input/routes.test.ts.
 import type { Context } from "hono";
 import { RelayError, errorBody } from "../protocol/index.ts";
 
@@ -36,28 +37,36 @@ export async function handleError(err: Error, c: Context): Promise<Response> {
   return errorResponse(500, "internal_error", "the relay failed while handling this request; it was not stored, retry later");
 }
 
-/** Every route of the relay and the methods it answers (docs/protocol.md, "Every route"): a known path with another method is a 405. */
-const ROUTES: [RegExp, string[]][] = [
-  [/^\/healthz$/, ["GET"]],
-  [/^\/inbox\/[^/]+$/, ["PUT"]],
-  [/^\/inbox\/[^/]+\/hooks\/.+$/, ["POST"]],
-  [/^\/inbox\/[^/]+\/envelopes$/, ["POST"]],
-  [/^\/inbox\/[^/]+\/(?:connect|messages|queue|hub)$/, ["GET"]],
-  [/^\/inbox\/[^/]+\/queue\/[^/]+$/, ["GET", "DELETE"]],
-  [/^\/inbox\/[^/]+\/queue\/[^/]+\/replay$/, ["POST"]],
-  [/^\/inbox\/[^/]+\/sources$/, ["GET", "POST"]],
-  [/^\/inbox\/[^/]+\/sources\/[^/]+$/, ["POST", "PATCH", "DELETE"]],
-  [/^\/inbox\/[^/]+\/sources\/[^/]+\/[^/]+$/, ["POST"]],
-  [/^\/directory\/agents\/[^/]+$/, ["GET", "PUT", "DELETE"]],
-  [/^\/directory\/search$/, ["POST"]],
-];
+/** The methods a 405's Allow header can name, in the order it names them. */
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
-export async function handleNotFound(c: Context): Promise<Response> {
-  await discardUnreadBody(c.req.raw);
-  const path = new URL(c.req.url).pathname;
-  const allowed = ROUTES.find(([pattern]) => pattern.test(path))?.[1];
-  if (allowed && !allowed.includes(c.req.method)) {
-    return errorResponse(405, "method_not_allowed", `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
-  }
-  return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the route table in docs/protocol.md ("Every route")`);
+/** The router of a Hono app, as far as the 405 needs it: each match carries its route's method. */
+interface RoutedApp {
+  router: { match(method: string, path: string): [[[unknown, { method: string }], unknown][], ...unknown[]] };
+}
+
+/**
+ * The methods `app`'s own routes answer at `path`, asked of its router — the one that dispatches, so
+ * parameters and wildcards match exactly as they do for a request. Routes for every method (`all`,
+ * middleware) name none.
+ */
+export function allowedMethods(app: RoutedApp, path: string): string[] {
+  return METHODS.filter((method) => app.router.match(method, path)[0].some(([[, route]]) => route.method === method));
+}
+
+/**
+ * The notFound handler of `app` (the edge app, app.ts; the inbox's router, inbox-routes.ts): a path one
+ * of its routes knows, asked with another method, is a 405 with `Allow`; anything else a 404. Read from
+ * the router when a request comes, so a route added later is known without a list to keep.
+ */
+export function answerNotFound(app: RoutedApp): (c: Context) => Promise<Response> {
+  return async (c) => {
+    await discardUnreadBody(c.req.raw);
+    const path = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(app, path);
+    if (allowed.length > 0 && !allowed.includes(c.req.method)) {
+      return errorResponse(405, "method_not_allowed", `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
+    }
+    return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the route table in docs/protocol.md ("Every route")`);
+  };
 }

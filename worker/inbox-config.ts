@@ -117,7 +117,7 @@ export async function applyClaim(input: ClaimInput): Promise<InboxConfig> {
   const { body, existing, agentId, signerKey } = input;
   if (!isRecord(body)) throw bad("the claim body must be a JSON object");
   checkClaimFields(body);
-  const signerIsRoot = agentIdFor(signerKey) === agentId;
+  const signerIsRoot = (await agentIdFor(signerKey)) === agentId;
 
   let keys = existing?.keys;
   if (body.keys !== undefined) {
@@ -212,8 +212,8 @@ export function publicView(config: InboxConfig) {
 }
 
 /** True when `publicKeyText` may act for this inbox: the root key, or an active key in its list. */
-export function keyMayActFor(config: InboxConfig | null, agentId: string, publicKeyText: string): boolean {
-  if (agentIdFor(publicKeyText) === agentId) return true;
+export async function keyMayActFor(config: InboxConfig | null, agentId: string, publicKeyText: string): Promise<boolean> {
+  if ((await agentIdFor(publicKeyText)) === agentId) return true;
   return !!config?.keys.some((k) => k.pubkey === publicKeyText && k.state === "active");
 }
 

@@ -7,10 +7,11 @@ import {
   SUBPATH_MAX_LENGTH,
   TIMESTAMP_WINDOW_SEC,
   canonicalSubpath,
+  holdsOnlySignedFields,
   parseEnvelope,
 } from "../protocol/index.ts";
 import { deliveryFrame } from "./delivery/delivery-frame.ts";
-import { handleError, handleNotFound } from "./http-errors.ts";
+import { answerNotFound, handleError } from "./http-errors.ts";
 import { classifyHookBody } from "./intake/hook-body.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "./intake/intake.ts";
@@ -23,6 +24,7 @@ import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
 import { openSession } from "./delivery/socket-session.ts";
+import { admitSocket } from "./delivery/socket-limits.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 import type { Admission } from "./access/admission.ts";
 import type { InboxConfig } from "./inbox-config.ts";
@@ -37,6 +39,8 @@ export interface InboxHost extends QueueHost, HubRouteHost, SourceHost {
   defaultHubUrl(): string | undefined;
   setConfig(config: InboxConfig, hubChanged: boolean): Promise<void>;
   acceptSocket(ws: WebSocket): void;
+  /** Every socket of the inbox, hibernated ones included (ctx.getWebSockets()). */
+  sockets(): WebSocket[];
   /** Resolves when a message is stored or after `ms` (long-poll). */
   waitForMessage(ms: number): Promise<void>;
 }
@@ -52,7 +56,7 @@ function inboxUrls(request: Request, agentId: string) {
 export function inboxRouter(inbox: InboxHost): Hono {
   const app = new Hono();
   app.onError(handleError);
-  app.notFound(handleNotFound);
+  app.notFound(answerNotFound(app));
 
   app.put("/inbox/:agent_id", async (c) => {
     const agentId = c.req.param("agent_id");
@@ -60,11 +64,11 @@ export function inboxRouter(inbox: InboxHost): Hono {
     const body = await readBodyCapped(c.req.raw, CLAIM_BODY_LIMIT, "a claim's fixed limit", "a claim lists keys, limits and a policy: it needs far less (a long policy list? at most 10,000 ids each)");
     const signed = await verifySignedRequest(c.req.raw, body, Math.floor(now / 1000));
     const existing = inbox.config;
-    if (!keyMayActFor(existing, agentId, signed.publicKey)) {
+    if (!(await keyMayActFor(existing, agentId, signed.publicKey))) {
       throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is neither the key whose id derives to ${agentId} nor a key that key authorised`);
     }
     const admission = inbox.admission();
-    assertMayClaim(admission, agentId, !existing, c.req.raw.headers);
+    await assertMayClaim(admission, agentId, !existing, c.req.raw.headers);
     // A nonce must be remembered while its timestamp could still pass the window check.
     const nonceUntil = (signed.timestamp + 2 * TIMESTAMP_WINDOW_SEC) * 1000;
     if (!inbox.store.useNonce(signed.nonce, nonceUntil)) {
@@ -79,10 +83,10 @@ export function inboxRouter(inbox: InboxHost): Hono {
       signerKey: signed.publicKey,
       body: json,
       existing,
-      webhookTokenHash: token ? hashWebhookToken(token) : null,
+      webhookTokenHash: token ? await hashWebhookToken(token) : null,
       nowMs: now,
       defaultHubUrl: inbox.defaultHubUrl(),
-      admittedByToken: claimHasToken(admission, c.req.raw.headers),
+      admittedByToken: await claimHasToken(admission, c.req.raw.headers),
     });
     await inbox.setConfig(config, existing?.hub_url !== config.hub_url);
     // A link set to pull starts pulling at once (the alarm keeps it going).
@@ -104,7 +108,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
     const config = inbox.requireConfig();
     const token = presentedWebhookToken(c.req.raw.headers);
     if (!token) throw new RelayError(401, "missing_webhook_token", "send the inbox's webhook token as Authorization: Bearer <token> (or x-openclaw-token)");
-    if (!webhookTokenMatches(token, config.webhook_token_hash)) {
+    if (!(await webhookTokenMatches(token, config.webhook_token_hash))) {
       throw new RelayError(401, "invalid_webhook_token", "the webhook token is not this inbox's; use the token shown when the inbox was claimed, or rotate it");
     }
     // Still percent-encoded: decoding the path whole first would let %2F make new segments. (Plain
@@ -132,8 +136,11 @@ export function inboxRouter(inbox: InboxHost): Hono {
   app.post("/inbox/:agent_id/envelopes", async (c) => {
     const config = inbox.requireConfig();
     const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
-    const envelope = parseEnvelope(parseJsonBody(body));
-    const answer = await acceptEnvelope(inbox.intake(), envelope, { via: "direct", body });
+    const json = parseJsonBody(body);
+    const envelope = parseEnvelope(json);
+    // Stored as sent when it holds nothing but the envelope (a leading BOM, which the parse skips, would not be).
+    const asSent = holdsOnlySignedFields(json, envelope) && body[0] !== 0xef;
+    const answer = await acceptEnvelope(inbox.intake(), envelope, { via: "direct", body, asSent });
     return c.json(answer, 202);
   });
 
@@ -149,6 +156,8 @@ export function inboxRouter(inbox: InboxHost): Hono {
     if (!/^[A-Za-z0-9+/]{22}==$/.test(c.req.header("sec-websocket-key") ?? "")) {
       throw new RelayError(400, "invalid_websocket_handshake", "Sec-WebSocket-Key must be base64 of 16 random bytes (RFC 6455)");
     }
+    const refusal = admitSocket(inbox.sockets(), Date.now());
+    if (refusal) throw refusal;
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     inbox.acceptSocket(server);
     await inbox.ensureAlarm(openSession(server, config, Date.now()));
@@ -158,7 +167,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
   app.get("/inbox/:agent_id/messages", async (c) => {
     const config = inbox.requireConfig();
     const signed = await verifySignedRequest(c.req.raw, new Uint8Array(0), Math.floor(Date.now() / 1000));
-    if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
+    if (!(await keyMayActFor(config, config.agent_id, signed.publicKey))) {
       throw new RelayError(403, "key_not_authorised", `${signed.publicKey} may not read this inbox`);
     }
     const after = queryInteger(c.req.query("after"), "after", 0, Number.MAX_SAFE_INTEGER, 0);

@@ -33,6 +33,7 @@ import { forgetHubToken, tokenFrame } from "./hub/hub-token.ts";
 import type { HeldHubToken } from "./hub/hub-token.ts";
 import type { PullState } from "./hub/hub-pull.ts";
 import { answerClientFrame } from "./delivery/client-frames.ts";
+import { answerSocketError, endEveryConnection, reapPlan } from "./delivery/socket-limits.ts";
 
 export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly store: InboxStore;
@@ -191,7 +192,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   async authorises(publicKey: string): Promise<{ claimed: boolean; allowed: boolean; admittedByToken: boolean }> {
     return {
       claimed: this.config !== null,
-      allowed: keyMayActFor(this.config, this.config?.agent_id ?? "", publicKey),
+      allowed: await keyMayActFor(this.config, this.config?.agent_id ?? "", publicKey),
       admittedByToken: this.config?.admitted_by_token === true,
     };
   }
@@ -214,7 +215,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
 
   /** Stores `receipt` in agentId's inbox on this relay now; a full or failing one is retried from the alarm. */
   async sendToSibling(agentId: string, receipt: Envelope): Promise<void> {
-    const item = siblingReceipt(receipt);
+    const item = await siblingReceipt(receipt);
     let result: SiblingResult | "error" = "error";
     if (agentId !== this.config?.agent_id) result = (await this.courier.send(agentId, [item]))[0] ?? "error";
     else {
@@ -273,20 +274,23 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     closeSocket(ws, code === 1005 || code === 1006 || code === 1015 ? 1000 : code, reason);
   }
 
-  override async webSocketError(_ws: WebSocket, error: unknown): Promise<void> {
-    console.error("Inbox.webSocketError:", error);
+  override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
+    answerSocketError(ws, error);
   }
 
   override async alarm(): Promise<void> {
     this.alarmAt = null;
+    let reap: string | null = null;
     try {
       // First what is owed to sibling inboxes (after an eviction, what the previous life owed).
       await this.outbox.flush();
       const next = await runHousekeeping(this, Date.now());
       if (next !== null) await this.ensureAlarm(next);
+      reap = reapPlan(this.sockets(), Date.now()).reap;
     } catch (err) {
       console.error("Inbox.alarm:", err);
       await this.ensureAlarm(Date.now() + 30_000);
     }
+    if (reap) await endEveryConnection(this.ctx, reap);
   }
 }

@@ -27,7 +27,7 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   const [action, idText] = positionals;
   if (action === undefined) {
     const state = choiceFlag<MessageState>(values, "state", MESSAGE_STATES);
-    const { messages: items, summary, truncated } = await listMessages(inboxAccess(loadSettings(settingsPath)), state);
+    const { messages: items, summary, truncated } = await listMessages(await inboxAccess(loadSettings(settingsPath)), state);
     const now = Date.now();
     if (json) return messagesJson(items, now);
     const more = truncated ? "\n(more not shown: page through GET /inbox/{id}/queue)" : "";
@@ -36,7 +36,7 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   if (!MESSAGE_ACTIONS.includes(action)) throw new UsageError(`unknown messages action "${action}": use show, replay or drop (or nothing, to list)`);
   if (stringFlag(values, "state") !== undefined) throw new UsageError(`--state is for listing (clawrelay messages --state dead), not for messages ${action}`);
   const id = messageId(action, idText);
-  const access = inboxAccess(loadSettings(settingsPath));
+  const access = await inboxAccess(loadSettings(settingsPath));
   if (action === "show") {
     const shown = await showMessage(access, id);
     return json ? JSON.stringify(shown, null, 2) : messageDetail(shown);
@@ -82,8 +82,8 @@ export async function sendCommand(values: Values, settingsPath: string): Promise
   if (!isAgentId(to)) throw new AgentError("usage", "--to must be an agent id (ag_ + 12 hex)");
   const type = (stringFlag(values, "type") ?? "message") as EnvelopeType;
   if (!ENVELOPE_TYPES.includes(type)) throw new AgentError("usage", `--type must be one of ${ENVELOPE_TYPES.join(", ")}`);
-  const identity = settingsIdentity(settings);
-  const draft = draftEnvelope({
+  const identity = await settingsIdentity(settings);
+  const draft = await draftEnvelope({
     from: settings.agent_id,
     to,
     type,

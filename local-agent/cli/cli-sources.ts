@@ -15,7 +15,7 @@ export interface SourcesCommand {
   /** The NAME argument (list takes none). */
   name: string | undefined;
   values: Values;
-  access(): InboxAccess;
+  access(): Promise<InboxAccess>;
   /** --secret, or the line on stdin for "--secret -". */
   readSecret(): Promise<string | undefined>;
 }
@@ -31,12 +31,12 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
   const { values } = command;
   const asJson = values.json === true;
   if (command.action === "list") {
-    const sources = await listSources(command.access());
+    const sources = await listSources(await command.access());
     return asJson ? JSON.stringify(sources, null, 2) : sourcesTable(sources, Date.now());
   }
   const name = nameOf(command);
   if (command.action === "remove") {
-    const answer = await removeSource(command.access(), name);
+    const answer = await removeSource(await command.access(), name);
     return asJson ? JSON.stringify(answer) : `source "${answer.removed}" removed; events it already delivered stay in the inbox (clawrelay messages)`;
   }
   if (command.action === "add") {
@@ -45,12 +45,12 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
     if (!(SOURCE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${SOURCE_KINDS.join(", ")}, not "${kind}"`);
     const secret = await command.readSecret();
     const subpath = text(values, "subpath");
-    const answer = await addSource(command.access(), { name, kind: kind as SourceKind, ...(secret !== undefined ? { secret } : {}), ...(subpath !== undefined ? { subpath } : {}) });
+    const answer = await addSource(await command.access(), { name, kind: kind as SourceKind, ...(secret !== undefined ? { secret } : {}), ...(subpath !== undefined ? { subpath } : {}) });
     return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "added");
   }
   const grace = text(values, "grace");
   if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError(`--grace must be a whole number of seconds, not "${grace}"`);
   const secret = await command.readSecret();
-  const answer = await rotateSource(command.access(), name, { ...(secret !== undefined ? { secret } : {}), ...(grace ? { graceSec: Number(grace) } : {}) });
+  const answer = await rotateSource(await command.access(), name, { ...(secret !== undefined ? { secret } : {}), ...(grace ? { graceSec: Number(grace) } : {}) });
   return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "rotated");
 }

@@ -17,6 +17,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
     ...(d.paused ? [`PAUSED    ${d.paused}`] : []),
+    ...(d.gateway_down ? [`GATEWAY DOWN since ${new Date(d.gateway_down.since).toISOString()} (${d.gateway_down.reason}); probed ${d.gateway_down.probes} times, every conversation goes on once it answers`] : []),
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),

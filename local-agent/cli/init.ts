@@ -49,28 +49,28 @@ const importsAgentline = (options: InitOptions) => options.importAgentline === t
 const importsBotcord = (options: InitOptions) => options.importBotcord === true || options.botcordId !== undefined;
 
 /** The identity to import, its hub and name, and the file to keep in step: BotCord's, Agentline's, or none. */
-function imported(options: InitOptions): { identity: Identity; hub: string | null; name: string | null; link: HubCredentialsLink } | null {
+async function imported(options: InitOptions): Promise<{ identity: Identity; hub: string | null; name: string | null; link: HubCredentialsLink } | null> {
   if (importsBotcord(options)) {
-    const credentials = readBotcordCredentials(chooseBotcordFile(options.botcordHome ?? botcordDir(), options.botcordId ?? options.env.BOTCORD_AGENT_ID));
+    const credentials = await readBotcordCredentials(chooseBotcordFile(options.botcordHome ?? botcordDir(), options.botcordId ?? options.env.BOTCORD_AGENT_ID));
     // BotCord's own order: its --hub, then $BOTCORD_HUB, then the file's hubUrl.
     const hub = options.hub ?? options.env.BOTCORD_HUB ?? credentials.hubUrl ?? BOTCORD_DEFAULT_HUB;
     return { identity: credentials.identity, hub, name: credentials.displayName, link: { path: credentials.path, format: "botcord" } };
   }
   if (importsAgentline(options)) {
-    const credentials = readAgentlineCredentials(chooseCredentialsFile(options.agentlineHome ?? agentlineDir(), options.agentlineId));
+    const credentials = await readAgentlineCredentials(chooseCredentialsFile(options.agentlineHome ?? agentlineDir(), options.agentlineId));
     const hub = options.hub ?? options.env.AGENTLINE_HUB ?? credentials.hubUrl;
     return { identity: credentials.identity, hub, name: credentials.displayName, link: { path: credentials.path, format: "agentline" } };
   }
   return null;
 }
 
-function freshSettings(options: InitOptions): AgentSettings {
+async function freshSettings(options: InitOptions): Promise<AgentSettings> {
   if (!options.relay) throw new AgentError("relay_required", "say which relay to use: clawrelay init --relay https://<your relay>");
-  const from = imported(options);
-  const identity = from?.identity ?? newIdentity();
+  const from = await imported(options);
+  const identity = from?.identity ?? (await newIdentity());
   const hub = from ? from.hub : (options.hub ?? options.env.AGENTLINE_HUB ?? null);
   const name = options.name ?? from?.name ?? undefined;
-  const receipt = newIdentity();
+  const receipt = await newIdentity();
   return {
     relay_url: options.relay.replace(/\/+$/, ""),
     agent_id: identity.agentId,
@@ -90,9 +90,9 @@ export async function runInit(options: InitOptions): Promise<InitResult> {
   if (reuse && (importsAgentline(options) || importsBotcord(options))) {
     throw new AgentError("settings_exist", `${options.settingsPath} already holds an identity; add --force to replace it with the imported ${importsBotcord(options) ? "BotCord" : "Agentline"} one`);
   }
-  const settings = reuse ? loadSettings(options.settingsPath) : freshSettings(options);
+  const settings = reuse ? loadSettings(options.settingsPath) : await freshSettings(options);
   if (reuse && options.relay) settings.relay_url = options.relay.replace(/\/+$/, "");
-  const identity = settingsIdentity(settings);
+  const identity = await settingsIdentity(settings);
   const rotate = options.rotateToken === true || !settings.webhook_token;
   const answer = await signedRelayCall(settings.relay_url, identity, "PUT", `/inbox/${settings.agent_id}`, {
     keys: [{ key_id: settings.key.key_id, pubkey: settings.key.public_key }],

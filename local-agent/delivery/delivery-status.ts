@@ -36,4 +36,6 @@ export interface DeliveryStatus {
   in_flight: number;
   /** Posts at most in flight at once. */
   concurrency: number;
+  /** Set while the gateway is down (posts failing in a row): one post at a time probes it; `probes` that failed so far. */
+  gateway_down: { since: number; probes: number; reason: string } | null;
 }

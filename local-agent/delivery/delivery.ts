@@ -3,10 +3,12 @@
 // sub-path): a conversation has one message at a time, and up to `concurrency` posts are in flight
 // across conversations, so a message that is retrying holds up only its own conversation. A message
 // waiting out its backoff holds no post slot. Transient failures retry the same message (same
-// Idempotency-Key); a config error (401, or a 404 the probe blames on hooks) pauses every post but the
-// failing message's own rare retry (the gateway locks out after 20 bad tokens a minute); a 429 holds
-// every post for its Retry-After; a content error (400, 413, other 4xx, a sub-path with no mapping)
-// rejects that one message to the relay's dead shelf with a reason a person can act on.
+// Idempotency-Key) within 1 s; DEFAULTS.outageStreak of them in a row mean the gateway is down, and
+// then one post at a time probes it (post-slots.ts) until any post is answered, which lets every
+// conversation go on at once. A config error (401, or a 404 the probe blames on hooks) pauses every post
+// but the failing message's own rare retry (the gateway locks out after 20 bad tokens a minute); a 429
+// holds every post for its Retry-After; a content error (400, 413, other 4xx, a sub-path with no
+// mapping) rejects that one message to the relay's dead shelf with a reason a person can act on.
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
@@ -40,7 +42,7 @@ export class DeliveryLoop {
   private stopping = false;
   private readonly wakers = new Set<() => void>();
   private readonly slots: PostSlots;
-  /** Transient failures in a row across all posts, reset by any post the gateway takes (retryWait). */
+  /** Transient failures in a row across all posts, reset by any post the gateway answers otherwise. */
   private failureStreak = 0;
   private readonly options: DeliveryOptions;
 
@@ -49,7 +51,7 @@ export class DeliveryLoop {
     this.slots = new PostSlots(Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY) || DEFAULT_CONCURRENCY));
     this.status = {
       counted_since: Date.now(), delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
-      queued: 0, in_flight: 0, concurrency: this.slots.concurrency,
+      queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null,
     };
   }
 
@@ -74,6 +76,7 @@ export class DeliveryLoop {
     this.stopping = true;
     for (const wake of [...this.wakers]) wake();
     this.slots.close();
+    this.status.gateway_down = null;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all([...this.active.values()]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
@@ -137,24 +140,29 @@ export class DeliveryLoop {
       return this.rejectMessage(pending, frame.subpath ?? "", { reason: `cannot turn the message into a gateway request: ${(err as Error).message}`, status: 0, attempts: 0 });
     }
     const key = idempotencyKeyFor(agentId, frame.id);
+    // Transient failures in a row while the gateway took other posts (an outage's do not count).
+    let failures = 0;
     for (let attempt = 0; !this.stopping; attempt++) {
       await this.slots.acquire(frame.id);
-      if (this.stopping) return this.slots.release();
+      if (this.stopping) return void this.slots.release(frame.id);
       const target = this.options.target();
       let answer: GatewayAnswer;
       let outcome: GatewayOutcome;
+      let probe = false;
       try {
         answer = await this.options.post(target, request, key);
         outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
         if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request.subpath, outcome.reason);
+        // Before the slot is freed, so a post that finds the gateway down hands its slot to no one.
+        if (!this.stopping) this.noteGateway(outcome, pending, request.subpath);
       } catch (err) {
         // Refused before anything was sent (the forwarder's own checks): this message can never go.
         return this.rejectMessage(pending, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts: attempt });
       } finally {
-        this.slots.release();
+        probe = this.slots.release(frame.id);
+        if (probe && this.status.gateway_down) this.status.gateway_down.probes++;
       }
       if (this.stopping) return;
-      if (outcome.kind === "accepted" || outcome.kind === "content_error") this.failureStreak = 0;
       if (outcome.kind === "accepted") return this.accepted(pending, request, answer.status, attempt + 1);
       if (outcome.kind === "content_error") return this.rejectMessage(pending, request.subpath, { reason: outcome.reason, status: answer.status, attempts: attempt + 1 });
       const reason = reasonOf(outcome);
@@ -162,16 +170,40 @@ export class DeliveryLoop {
       if (Date.now() >= frame.expires_at) {
         return this.rejectMessage(pending, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts: attempt + 1 });
       }
-      if (outcome.kind === "transient") this.failureStreak++;
-      const wait = retryWait(outcome, attempt, this.failureStreak);
+      this.status.last_error = { id: frame.id, message: reason, at: Date.now() };
+      // While the gateway is down the message waits in line for the probe, with no timer of its own; a
+      // probe's failure is no news (the "gateway down" line said it), a post's that was under way is.
+      if (outcome.kind === "transient" && this.slots.down) {
+        if (!probe) this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts: attempt + 1, detail: reason });
+        failures = 0;
+        continue;
+      }
+      failures = outcome.kind === "transient" ? failures + 1 : 0;
+      const wait = retryWait(outcome, failures);
       if (outcome.kind === "config_error" && (this.slots.pausedBy === null || this.slots.pausedBy === frame.id)) this.setPausedBy(frame.id, reason);
       // The gateway is refusing this client as a whole: no post of any conversation until it allows.
       if (outcome.kind === "rate_limited") this.slots.hold(wait);
-      this.status.last_error = { id: frame.id, message: reason, at: Date.now() };
       this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts: attempt + 1, detail: reason });
       logger[outcome.kind === "config_error" ? "error" : "warn"]("gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
       await this.sleep(Math.min(wait, Math.max(0, frame.expires_at - Date.now())));
     }
+  }
+
+  /** Keeps the failure streak, and says when the gateway went down (post-slots.ts probes it) and came back. */
+  private noteGateway(outcome: GatewayOutcome, pending: Pending, subpath: string): void {
+    if (outcome.kind !== "transient") {
+      this.failureStreak = 0;
+      const down = this.status.gateway_down;
+      if (!down) return;
+      this.slots.endOutage();
+      this.status.gateway_down = null;
+      this.options.logger.info("gateway back", { id: pending.frame.id, subpath, down_ms: Date.now() - down.since, probes_failed: down.probes });
+      return;
+    }
+    if (++this.failureStreak < DEFAULTS.outageStreak || this.slots.down) return;
+    this.slots.beginOutage();
+    this.status.gateway_down = { since: Date.now(), probes: 0, reason: outcome.reason };
+    this.options.logger.warn("gateway down", { id: pending.frame.id, subpath, error: outcome.reason, failures_in_a_row: this.failureStreak, probe: "one post at a time until it answers" });
   }
 
   /** Tells a 404 for an unmapped sub-path from hooks that are off (see classifyProbe). */

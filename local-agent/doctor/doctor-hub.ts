@@ -42,7 +42,7 @@ export async function hubChecks(settings: AgentSettings, add: Add): Promise<void
   }
   let others = null;
   if (view.mode === "pull") {
-    const session = sessionFor(settings, { mint: "never", relayView: async () => view, onKeyId: () => {}, note: () => {} });
+    const session = await sessionFor(settings, { mint: "never", relayView: async () => view, onKeyId: () => {}, note: () => {} });
     try {
       const records = await readHistory(session.client);
       others = likelyOtherPulls(records, { agentId: settings.agent_id, recentPulled: view.recent_pulled ?? [], registeredAt: settings.hub.registered_at, now: Date.now() });

@@ -35,7 +35,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     const mode = fileMode(settingsPath);
     if (mode & 0o077) add("WARN", `settings ${settingsPath} are readable by others (mode ${mode.toString(8)})`, `chmod 600 ${settingsPath}`);
     else add("OK", `settings ${settingsPath} (mode 600)`);
-    identity = settingsIdentity(settings);
+    identity = await settingsIdentity(settings);
     if (!isAgentId(settings.agent_id)) add("FAIL", `agent_id ${settings.agent_id} is not an ag_ id`, "run clawrelay init --force");
     else add("OK", `key ${identity.keyId} for ${settings.agent_id}${identity.agentId === settings.agent_id ? "" : " (an authorised key)"}`);
   } catch (err) {

@@ -3,6 +3,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+// A namespace import: a named one would stop the CLI from loading on a Node without parseEnv.
+import * as util from "node:util";
 import JSON5 from "json5";
 import { resolveGatewayAuth, substitutedString } from "./gateway-token.ts";
 import type { GatewayAuth } from "./gateway-token.ts";
@@ -40,18 +42,16 @@ export function locateOpenClawConfig(env: Environment, home = homedir(), exists:
   return env.OPENCLAW_HOME ? { path: join(stateDir, "openclaw.json"), source, stateDir } : null;
 }
 
-/** KEY=VALUE lines of a .env file (quotes stripped, # comments ignored). */
-export function parseDotEnv(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match || line.trim().startsWith("#")) continue;
-    const raw = match[2]!;
-    // Quoted: the quoted part only. Unquoted: up to an inline " #" comment (as dotenv reads it).
-    const quoted = /^(['"])(.*?)\1/.exec(raw);
-    out[match[1]!] = quoted ? quoted[2]! : raw.replace(/\s+#.*$/, "");
-  }
-  return out;
+/**
+ * A .env file's variables, as Node's own `util.parseEnv` reads them (quotes, escapes in double quotes,
+ * multi-line quoted values, `#` comments). It is in Node from 20.12 and 21.7; the CLI runs on Node ≥ 20,
+ * so on an older 20.x a .env is refused with the fix rather than read differently.
+ */
+type ParseEnv = (content: string) => Record<string, string>;
+
+export function parseDotEnv(text: string, path = ".env", parseEnv: ParseEnv | null = (util as { parseEnv?: ParseEnv }).parseEnv ?? null): Record<string, string> {
+  if (!parseEnv) throw new OpenClawConfigError(`${path} cannot be read on Node ${process.version}: reading a .env needs Node 20.12 or later (util.parseEnv); update Node, or set its variables in the environment and remove the file`);
+  return parseEnv(text);
 }
 
 export interface GatewaySettings {
@@ -163,7 +163,7 @@ export function readOpenClawConfig(env: Environment, home = homedir()): OpenClaw
   const location = locateOpenClawConfig(env, home);
   if (!location) return { location, config: {}, env, exists: false };
   const dotEnv = join(location.stateDir, ".env");
-  const merged = existsSync(dotEnv) ? { ...parseDotEnv(readFileSync(dotEnv, "utf8")), ...env } : env;
+  const merged = existsSync(dotEnv) ? { ...parseDotEnv(readFileSync(dotEnv, "utf8"), dotEnv), ...env } : env;
   if (!existsSync(location.path)) return { location, config: {}, env: merged, exists: false };
   try {
     return { location, config: JSON5.parse(readFileSync(location.path, "utf8")), env: merged, exists: true };

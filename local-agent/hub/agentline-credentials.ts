@@ -11,8 +11,12 @@ import { instantMs } from "./hub-client.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 
-export interface AgentlineCredentials {
+export interface AgentlineCredentials extends AgentlineFile {
   identity: Identity;
+}
+
+/** The file's fields without the identity its key derives to (reading a token needs no hashing). */
+export interface AgentlineFile {
   hubUrl: string | null;
   displayName: string | null;
   /** The hub JWT the Agentline client saved, and when it expires (ms since the epoch), if present. */
@@ -48,16 +52,30 @@ export function chooseCredentialsFile(dir: string, agentId?: string): string {
   );
 }
 
-export function readAgentlineCredentials(path: string): AgentlineCredentials {
+function readData(path: string): Record<string, unknown> & { private_key: string } {
   if (!existsSync(path)) throw new AgentError("agentline_identity_missing", `no Agentline credentials at ${path}`);
   const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   if (typeof data.private_key !== "string") throw new AgentError("agentline_identity_invalid", `${path} has no private_key`);
-  const identity = identityFromPrivateKey(data.private_key, typeof data.key_id === "string" ? data.key_id : undefined);
+  return data as Record<string, unknown> & { private_key: string };
+}
+
+/** The identity too, checked against the agent_id the file states (async: an ag_ id is a hash). */
+export async function readAgentlineCredentials(path: string): Promise<AgentlineCredentials> {
+  const data = readData(path);
+  const identity = await identityFromPrivateKey(data.private_key, typeof data.key_id === "string" ? data.key_id : undefined);
   if (typeof data.agent_id === "string" && data.agent_id !== identity.agentId) {
     throw new AgentError("agentline_identity_invalid", `${path} says agent_id ${data.agent_id}, but its key derives to ${identity.agentId}`);
   }
+  return { identity, ...fileFields(data, path) };
+}
+
+/** The hub, name and token, read synchronously for keeping the token in step (the identity was checked at import). */
+export function readAgentlineFile(path: string): AgentlineFile {
+  return fileFields(readData(path), path);
+}
+
+function fileFields(data: Record<string, unknown>, path: string): AgentlineFile {
   return {
-    identity,
     hubUrl: typeof data.hub_url === "string" ? data.hub_url : null,
     displayName: typeof data.display_name === "string" ? data.display_name : null,
     token: typeof data.token === "string" && data.token !== "" ? data.token : null,

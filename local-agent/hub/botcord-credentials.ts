@@ -19,8 +19,12 @@ import { instantMs } from "./hub-client.ts";
 export const BOTCORD_DEFAULT_HUB = "https://api.botcord.chat";
 const INVALID = "botcord_identity_invalid";
 
-export interface BotcordCredentials {
+export interface BotcordCredentials extends BotcordFile {
   identity: Identity;
+}
+
+/** The file's fields without the identity its key derives to (reading a token needs no hashing). */
+export interface BotcordFile {
   hubUrl: string | null;
   displayName: string | null;
   token: string | null;
@@ -64,23 +68,37 @@ export function chooseBotcordFile(dir: string, agentId?: string): string {
   );
 }
 
-export function readBotcordCredentials(path: string): BotcordCredentials {
+function readData(path: string): { data: Record<string, unknown>; privateKey: string; keyId: string } {
   if (!existsSync(path)) throw new AgentError("botcord_identity_missing", `no BotCord credentials at ${path}`);
   const data = readJsonObject(path, INVALID);
   const privateKey = text(data, "privateKey", "private_key");
   const keyId = text(data, "keyId", "key_id");
   if (!privateKey) throw new AgentError(INVALID, `${path} has no privateKey`);
   if (!keyId) throw new AgentError(INVALID, `${path} has no keyId (BotCord's own clients refuse such a file too)`);
-  const identity = identityFromPrivateKey(privateKey, keyId);
+  return { data, privateKey, keyId };
+}
+
+/** The hub, name and token, read synchronously for keeping the token in step (the identity was checked at import). */
+export function readBotcordFile(path: string): BotcordFile {
+  return fileFields(readData(path).data, path);
+}
+
+/** The identity too, checked against the agentId and publicKey the file states (async: an ag_ id is a hash). */
+export async function readBotcordCredentials(path: string): Promise<BotcordCredentials> {
+  const { data, privateKey, keyId } = readData(path);
+  const identity = await identityFromPrivateKey(privateKey, keyId);
   const agentId = text(data, "agentId", "agent_id");
   if (agentId && agentId !== identity.agentId) throw new AgentError(INVALID, `${path} says agentId ${agentId}, but its key derives to ${identity.agentId}`);
   const publicKey = text(data, "publicKey", "public_key");
   if (publicKey && publicKey.replace(/^ed25519:/, "") !== identity.publicKey.slice("ed25519:".length)) {
     throw new AgentError(INVALID, `${path} has a publicKey that does not match its privateKey`);
   }
+  return { identity, ...fileFields(data, path) };
+}
+
+function fileFields(data: Record<string, unknown>, path: string): BotcordFile {
   const expires = data.tokenExpiresAt ?? data.token_expires_at;
   return {
-    identity,
     hubUrl: text(data, "hubUrl", "hub_url", "hub")?.trim().replace(/\/+$/, "") ?? null,
     displayName: text(data, "displayName", "display_name"),
     token: text(data, "token"),

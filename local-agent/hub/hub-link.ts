@@ -65,17 +65,17 @@ const block = (lines: string[]) => [...lines.slice(0, 1), ...indent(lines.slice(
 /** Step 2: the receipt key as an active key of the agent, under the id the hub assigned. */
 async function ensureReceiptKey(hub: HubClient, session: HubSession, settings: AgentSettings, save: () => void): Promise<string> {
   const id = settings.agent_id;
-  let receipt = identityFromPrivateKey(settings.receipt_key.private_key, settings.receipt_key.key_id);
+  let receipt = await identityFromPrivateKey(settings.receipt_key.private_key, settings.receipt_key.key_id);
   const known = await lookupKey(hub, id, receipt.keyId);
   if (known?.pubkey === receipt.publicKey && known.state === "active") return `${receipt.keyId} is already an active key of ${id} at the hub (reused)`;
   let note = "";
   if (known?.pubkey === receipt.publicKey && known.state === "revoked") {
     // A revoked key never becomes active again: hand the relay a new one.
-    receipt = newIdentity();
+    receipt = await newIdentity();
     note = ` (the old receipt key ${settings.receipt_key.key_id} was revoked at the hub, so a new one was made)`;
   }
   const added = await addKey(session.client, id, receipt.publicKey);
-  await verifyKey(hub, id, added.keyId, added.challenge, identityFromPrivateKey(receipt.privateKey, added.keyId));
+  await verifyKey(hub, id, added.keyId, added.challenge, await identityFromPrivateKey(receipt.privateKey, added.keyId));
   settings.receipt_key = { key_id: added.keyId, private_key: receipt.privateKey, public_key: receipt.publicKey };
   save();
   return `added as ${added.keyId} (the hub's id), its challenge signed by the receipt key: active; saved in the settings${note}`;
@@ -113,7 +113,7 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
   const oldKeyId = settings.key.key_id;
   let view: Promise<RelayHubView | null> | null = null;
   const relayViewOnce = () => (view ??= relayHubView(settings).catch(() => null));
-  const session = sessionFor(settings, {
+  const session = await sessionFor(settings, {
     ...(options.agentlineToken ? { agentlineToken: options.agentlineToken } : {}),
     ...(options.agentlineHome ? { agentlineHome: options.agentlineHome } : {}),
     ...(options.bind ? { bind: options.bind } : {}),

@@ -93,7 +93,7 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
       }
       if (answer.keyId !== identity.keyId) {
         plan.onKeyId(answer.keyId);
-        identity = identityFromPrivateKey(identity.privateKey, answer.keyId);
+        identity = await identityFromPrivateKey(identity.privateKey, answer.keyId);
       }
       return { ...answer.token, source: `claiming the dashboard's agent with the bind code (the main key is ${answer.keyId})`, minted: true };
     } catch (err) {
@@ -127,7 +127,7 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
     }
     if (registered.keyId !== identity.keyId) {
       plan.onKeyId(registered.keyId);
-      identity = identityFromPrivateKey(identity.privateKey, registered.keyId);
+      identity = await identityFromPrivateKey(identity.privateKey, registered.keyId);
     }
     const token = await verifyForToken(hub, plan.agentId, registered.keyId, registered.challenge, identity);
     return { ...token, source: `registering the main key ${registered.keyId} and signing its challenge`, minted: true };

@@ -94,7 +94,7 @@ export async function hubStatus(options: HubLinkOptions): Promise<HubStatusRepor
   const hub = hubClient(settings.hub_url);
   const relay = await attempt(() => relayHubView(settings));
   const view = failed(relay) ? null : relay;
-  const session = sessionFor(settings, {
+  const session = await sessionFor(settings, {
     ...(options.agentlineToken ? { agentlineToken: options.agentlineToken } : {}),
     ...(options.agentlineHome ? { agentlineHome: options.agentlineHome } : {}),
     mint: "refresh",

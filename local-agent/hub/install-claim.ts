@@ -30,7 +30,7 @@ export interface InstallClaim {
 const proof = (key: Identity, nonce: string) => ({ pubkey: key.publicKey, proof: { nonce, sig: signChallenge(key, nonce) } });
 
 export async function claimInstall(hub: HubClient, bind: BindCode, agentKey: Identity): Promise<InstallClaim> {
-  const host = newIdentity();
+  const host = await newIdentity();
   const body = { bind_code: bind.code, host: proof(host, bind.nonce), agent: proof(agentKey, bind.nonce) };
   const answer = await hub.call("POST", INSTALL_CLAIM_PATH, { body });
   const detail = hubDetail(answer);

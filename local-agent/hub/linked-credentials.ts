@@ -1,8 +1,8 @@
 // The credentials file the agent keeps on the relay's hub token (settings.hub_credentials): read its
 // token, write a newer one, whichever client's format it is. Used by token-sources.ts, token-handoff.ts,
 // token-sync.ts and doctor/doctor-hub.ts; covered by test/node/hub-credentials.test.ts.
-import { readAgentlineCredentials, writeAgentlineToken } from "./agentline-credentials.ts";
-import { readBotcordCredentials, writeBotcordToken } from "./botcord-credentials.ts";
+import { readAgentlineFile, writeAgentlineToken } from "./agentline-credentials.ts";
+import { readBotcordFile, writeBotcordToken } from "./botcord-credentials.ts";
 import type { HubCredentialsLink } from "../settings.ts";
 
 export interface FileToken {
@@ -17,9 +17,12 @@ export interface LinkedFile {
   hubUrl: string | null;
 }
 
-/** The file's hub and token; throws AgentError when it is missing or unreadable. */
+/**
+ * The file's hub and token; throws AgentError when it is missing or unreadable. Synchronous: the
+ * identity in it was checked when it was imported, and its token is all that is read here.
+ */
 export function readLinkedFile(link: HubCredentialsLink): LinkedFile {
-  const read = link.format === "botcord" ? readBotcordCredentials(link.path) : readAgentlineCredentials(link.path);
+  const read = link.format === "botcord" ? readBotcordFile(link.path) : readAgentlineFile(link.path);
   const token = read.token && read.tokenExpiresAt ? { token: read.token, expiresAt: Math.floor(read.tokenExpiresAt / 1000) } : null;
   return { token, hubUrl: read.hubUrl };
 }

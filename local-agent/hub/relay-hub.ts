@@ -41,7 +41,7 @@ const codeOf = (body: Record<string, unknown>) => (body.error as { code?: string
 
 export async function relayHubView(settings: AgentSettings): Promise<RelayHubView> {
   const path = hubPath(settings);
-  const answer = await signedRelayCall(settings.relay_url, settingsIdentity(settings), "GET", path);
+  const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "GET", path);
   if (answer.status === 200) return answer.body as RelayHubView;
   if (answer.status === 404 && codeOf(answer.body) === "not_found") throw new AgentError("relay_too_old", `the relay at ${settings.relay_url} is older: it has no GET ${path} (deploy this version to see receipts and pulls)`);
   throw new AgentError("relay_refused", `the relay refused GET ${path}: ${relayErrorText(answer)}`);
@@ -49,7 +49,7 @@ export async function relayHubView(settings: AgentSettings): Promise<RelayHubVie
 
 /** The token the inbox holds, or null (none yet, or a relay too old to keep one). */
 export async function relayHubToken(settings: AgentSettings): Promise<{ token: string; expires_at: number; source: string } | null> {
-  const answer = await signedRelayCall(settings.relay_url, settingsIdentity(settings), "GET", hubPath(settings, "/token"));
+  const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "GET", hubPath(settings, "/token"));
   if (answer.status === 404) return null;
   const { token, expires_at: expiresAt, source } = answer.body;
   if (answer.status !== 200 || typeof token !== "string" || typeof expiresAt !== "number") {
@@ -61,7 +61,7 @@ export async function relayHubToken(settings: AgentSettings): Promise<{ token: s
 /** Offers a token to the inbox: it takes it when it expires later than the one it holds. null: a relay too old to hold one. */
 export async function offerRelayHubToken(settings: AgentSettings, token: FileToken): Promise<{ taken: boolean; expires_at: number | null } | null> {
   const path = hubPath(settings, "/token");
-  const answer = await signedRelayCall(settings.relay_url, settingsIdentity(settings), "PUT", path, { token: token.token, expires_at: token.expiresAt });
+  const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "PUT", path, { token: token.token, expires_at: token.expiresAt });
   if (answer.status === 404 && codeOf(answer.body) === "not_found") return null;
   if (answer.status !== 200) throw new AgentError("relay_refused", `the relay refused PUT ${path}: ${relayErrorText(answer)}`);
   return { taken: answer.body.taken === true, expires_at: typeof answer.body.expires_at === "number" ? answer.body.expires_at : null };
@@ -76,7 +76,7 @@ export async function claimOnRelay(settings: AgentSettings, mode: HubLinkMode, p
     // Without a token the hub cannot be given one for the endpoint; ask the relay for a fresh one.
     ...(settings.webhook_token ? {} : { rotate_webhook_token: true }),
   };
-  const identity = settingsIdentity(settings);
+  const identity = await settingsIdentity(settings);
   const headers: Record<string, string> = claimToken ? { [CLAIM_TOKEN_HEADER]: claimToken } : {};
   const path = `/inbox/${settings.agent_id}`;
   let answer = await signedRelayCall(settings.relay_url, identity, "PUT", path, { ...base, hub: { mode, prefix } }, headers);

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { defaultKeyIdFor } from "../../protocol/index.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { AgentSettings } from "../settings.ts";
-import { agentlineDir, credentialsFileOf, readAgentlineCredentials } from "./agentline-credentials.ts";
+import { agentlineDir, credentialsFileOf, readAgentlineFile } from "./agentline-credentials.ts";
 import { hubClient } from "./hub-client.ts";
 import { hubSession } from "./hub-session.ts";
 import type { HubSession, MintPolicy, TokenCandidate } from "./hub-session.ts";
@@ -67,7 +67,7 @@ function fileCandidates(settings: AgentSettings, options: TokenSourceOptions): T
   if (link?.path !== agentline) {
     candidates.push(async () => {
       if (!existsSync(agentline)) return null;
-      const read = readAgentlineCredentials(agentline);
+      const read = readAgentlineFile(agentline);
       if (read.hubUrl && !sameHub(read.hubUrl, settings.hub_url)) return null;
       return usable(agentline, read.token && read.tokenExpiresAt ? { token: read.token, expiresAt: Math.floor(read.tokenExpiresAt / 1000) } : null);
     });
@@ -75,7 +75,7 @@ function fileCandidates(settings: AgentSettings, options: TokenSourceOptions): T
   return candidates;
 }
 
-export function sessionFor(settings: AgentSettings, options: TokenSourceOptions): HubSession {
+export async function sessionFor(settings: AgentSettings, options: TokenSourceOptions): Promise<HubSession> {
   const hub = hubClient(settings.hub_url);
   const supplied: TokenCandidate = async () =>
     options.agentlineToken ? { token: options.agentlineToken, expiresAt: null, source: "--agentline-token" } : null;
@@ -83,10 +83,10 @@ export function sessionFor(settings: AgentSettings, options: TokenSourceOptions)
   return hubSession(hub, {
     agentId: settings.agent_id,
     displayName: settings.display_name ?? settings.agent_id,
-    identity: settingsIdentity(settings),
+    identity: await settingsIdentity(settings),
     held: [relayCandidate(settings, options), ...fileCandidates(settings, options), supplied],
     // A key id that is not our own default came from a hub (this one, or an imported identity).
-    keyKnown: settings.hub !== undefined || settings.key.key_id !== defaultKeyIdFor(settings.key.public_key),
+    keyKnown: settings.hub !== undefined || settings.key.key_id !== (await defaultKeyIdFor(settings.key.public_key)),
     mint: options.mint,
     ...(bind ? { claim: (identity) => claimInstall(hub, bind, identity) } : {}),
     onKeyId: options.onKeyId,

@@ -3,8 +3,9 @@
 // local-agent/inspector/ (plain files, no build step, nothing fetched from elsewhere). Loopback rules
 // as the API (api-server.ts refuses a foreign Host); an Origin other than the page's own is refused,
 // and the JSON API and event stream need the per-process token the page carries, which another site's
-// page cannot read, so it cannot replay or drop. Mounted by agent.ts; covered by
-// test/node/inspector.e2e.test.ts and test/node/inspector.browser.test.ts.
+// page cannot read, so it cannot replay or drop. What it cannot do is a 4xx saying why; a 502 only when
+// the relay fails. Mounted by agent.ts; covered by test/node/inspector.e2e.test.ts,
+// inspector-refusals.e2e.test.ts, local-api-bad-input.e2e.test.ts and inspector.browser.test.ts.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -66,16 +67,25 @@ function tokenMatches(presented: string | undefined, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** A request the inspector's API refuses for what it asks (a 400, never the relay's fault). */
+const badRequest = (message: string) => new AgentError("bad_request", message, 400);
+
+/** The request's path, without its query (the routes match paths, never what follows a "?"). */
+const pathOf = (req: IncomingMessage) => (req.url ?? "/").split("?")[0]!;
+
 function messageIdOf(text: string | undefined): number {
   const id = Number(text);
-  if (!text || !/^\d+$/.test(text) || !Number.isSafeInteger(id) || id < 1) throw new AgentError("usage", "a message id is a positive integer");
+  if (!text || !/^\d+$/.test(text) || !Number.isSafeInteger(id) || id < 1) throw badRequest("a message id is a positive integer (1, 2, …)");
   return id;
 }
 
-/** The relay's 404 and 409 pass through to the page; any other failure is the relay's, 502. */
+/**
+ * A refusal of what the page asked passes through (our own 400, the relay's 404, 409 and other 4xx); a
+ * refusal of the agent itself (the relay's 401, 403) or any other failure is the relay's: 502.
+ */
 function statusOf(err: unknown): number {
   const status = err instanceof AgentError ? err.status : undefined;
-  return status === 404 || status === 409 ? status : 502;
+  return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403 ? status : 502;
 }
 
 /** The inspector's routes for agent.ts, and the token its page carries (a new one per process). */
@@ -131,7 +141,7 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
       api(res, async () => {
         const wanted = new URL(req.url ?? "/", "http://x").searchParams.get("state") ?? "all";
         const state = wanted === "all" ? undefined : (MESSAGE_STATES as readonly string[]).includes(wanted) ? (wanted as MessageState) : null;
-        if (state === null) throw new AgentError("usage", `state must be all, ${MESSAGE_STATES.join(", ")}`);
+        if (state === null) throw badRequest(`state must be all, ${MESSAGE_STATES.join(", ")}`);
         return listMessages(host.access, state, QUEUE_CAP);
       }),
   };
@@ -140,7 +150,7 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
   /** One message: the relay's copy while it has one, else the agent's own of a finished one. */
   const message: PageRoute = (req, res) =>
     api(res, async () => {
-      const id = messageIdOf(/^\/inspector\/api\/messages\/(\d+)$/.exec((req.url ?? "").split("?")[0]!)?.[1]);
+      const id = messageIdOf(/^\/inspector\/api\/messages\/(\d+)$/.exec(pathOf(req))?.[1]);
       try {
         return { ...(await showMessage(host.access, id)), source: "relay" };
       } catch (err) {
@@ -153,7 +163,7 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
     });
   const action = (what: "replay" | "drop"): PageRoute => (req, res) =>
     api(res, () => {
-      const id = messageIdOf(/^\/inspector\/api\/messages\/(\d+)\/(?:replay|drop)$/.exec(req.url ?? "")?.[1]);
+      const id = messageIdOf(/^\/inspector\/api\/messages\/(\d+)\/(?:replay|drop)$/.exec(pathOf(req))?.[1]);
       return what === "replay" ? replayMessage(host.access, id) : dropMessage(host.access, id);
     });
 

@@ -17,8 +17,8 @@ export interface InboxAccess {
 }
 
 /** The inbox as the settings file names it, signed for with the agent's own key. */
-export function inboxAccess(settings: AgentSettings): InboxAccess {
-  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: settingsIdentity(settings) };
+export async function inboxAccess(settings: AgentSettings): Promise<InboxAccess> {
+  return { relayUrl: settings.relay_url, agentId: settings.agent_id, identity: await settingsIdentity(settings) };
 }
 
 /** Listing more than this in one command is for the HTTP API and its paging. */

@@ -94,7 +94,7 @@ export class Delegator {
     // The task may still reach a target that comes back shortly after we stop waiting; its late
     // result is then dropped here (see intercept), never handed to another caller.
     const ttl_sec = Math.ceil(timeoutMs / 1000) + TASK_TTL_MARGIN_SEC;
-    const draft = draftEnvelope({ from: identity.agentId, to: card.agent_id, type: "message", payload, ttl_sec });
+    const draft = await draftEnvelope({ from: identity.agentId, to: card.agent_id, type: "message", payload, ttl_sec });
     const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
 
     // Registered before sending, so a result that comes back faster than the relay's answer is kept.

@@ -1,5 +1,7 @@
 // The Society AI plugin's local API on 127.0.0.1:19791, field for field, so existing skill scripts
-// (search-agents.sh, delegate-task.sh) work unchanged against clawrelay.
+// (search-agents.sh, delegate-task.sh) work unchanged against clawrelay. Covered by
+// test/node/society-api.e2e.test.ts, delegation.e2e.test.ts and local-api-bad-input.e2e.test.ts.
+import { MAX_JSON_DEPTH, strictJsonProblem } from "../../protocol/index.ts";
 import { CLAWRELAY_VERSION } from "../package-version.ts";
 import type { Route } from "../api-server.ts";
 import type { Delegator } from "./delegation.ts";
@@ -16,15 +18,21 @@ export interface SocietyApiDeps {
   delegator: Delegator;
 }
 
-/** The body as an object; "not_json" when it does not parse at all, null when it is JSON of another shape. */
-function parseJson(body: Buffer): Record<string, unknown> | null | "not_json" {
+/** What a body is: an object; not JSON at all; JSON this API does not take, and why; JSON of another shape. */
+type ParsedBody = { object: Record<string, unknown> } | { notJson: true } | { refused: string } | { otherShape: true };
+
+/** Refused as the relay refuses it (strict-json.ts): a key twice in one object, nesting past MAX_JSON_DEPTH, a lone surrogate. */
+function parseJson(body: Buffer): ParsedBody {
+  const text = body.toString("utf8") || "null";
   let value: unknown;
   try {
-    value = JSON.parse(body.toString("utf8") || "null");
+    value = JSON.parse(text);
   } catch {
-    return "not_json";
+    return { notJson: true };
   }
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  const problem = strictJsonProblem(text, MAX_JSON_DEPTH);
+  if (problem) return { refused: problem.message };
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? { object: value as Record<string, unknown> } : { otherShape: true };
 }
 
 /**
@@ -61,7 +69,8 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
 
     "POST /api/search-agents": async (_req, raw) => {
       const parsed = parseJson(raw);
-      const body = parsed === "not_json" ? null : parsed;
+      if ("refused" in parsed) return { status: 400, body: { success: false, error: parsed.refused } };
+      const body = "object" in parsed ? parsed.object : null;
       if (!body || typeof body.query !== "string" || body.query.trim() === "") {
         return { status: 400, body: { success: false, error: 'send {"query": "<what you need>", "limit": 10}' } };
       }
@@ -88,10 +97,11 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
     // is not JSON (no script sends that) keeps a 400.
     "POST /api/delegate-task": async (_req, raw) => {
       const parsed = parseJson(raw);
-      if (parsed === "not_json") {
+      if ("notJson" in parsed) {
         return { status: 400, body: { success: false, error: 'the body is not JSON: send {"agent_id": "…", "skill_id": "…", "message": "…"}', agent: "", skill: "" } };
       }
-      const body = parsed ?? {};
+      if ("refused" in parsed) return { status: 200, body: { success: false, error: `the body is refused: ${parsed.refused}`, agent: "", skill: "" } };
+      const body = "object" in parsed ? parsed.object : {};
       const agent = identifier(body.agent_id);
       const skill = identifier(body.skill_id);
       const taskId = identifier(body.task_id);
@@ -102,7 +112,7 @@ export function societyRoutes(deps: SocietyApiDeps): Record<string, Route> {
         const v = k === "message" ? body.message : identifier(body[k]);
         return typeof v !== "string" || v.trim() === "";
       });
-      if (!parsed || missing.length > 0) {
+      if (!("object" in parsed) || missing.length > 0) {
         return refuse(`${missing.length > 0 ? missing.join(", ") : "agent_id, skill_id and message"} ${missing.length === 1 ? "is" : "are"} required (non-empty strings): send {"agent_id": "<name from search>", "skill_id": "<best_skill_id>", "message": "…"}`);
       }
       for (const [name, value] of [["task_id", taskId], ["session_id", sessionId]] as const) {

@@ -87,7 +87,7 @@ export class TaskRunner {
       payload = outcome.ok ? { ...taskStatusOf(outcome.text) } : { status: "failed", error: outcome.reason };
     }
     const result = await signEnvelope(
-      draftEnvelope({
+      await draftEnvelope({
         from: this.options.identity.agentId,
         to: task.from,
         type: "result",

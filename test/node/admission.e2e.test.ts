@@ -47,19 +47,19 @@ describe("admission", () => {
     expect(claimed.created).toBe(true);
     // An update of an admitted inbox needs no token again.
     expect((await runInit({ ...home, relay: relay.url, hub: NO_HUB })).created).toBe(false);
-    await publishCard(relay.url, settingsIdentity(claimed.settings), card, silentLogger);
+    await publishCard(relay.url, await settingsIdentity(claimed.settings), card, silentLogger);
   });
 
   it("allowlist: a listed agent claims; any other is refused, naming the setting", async () => {
     const home = await freshHome();
-    const identity = newIdentity();
+    const identity = await newIdentity();
     const relay = await relayWith({ CLAWRELAY_ADMISSION: "allowlist", CLAWRELAY_ALLOWED_AGENTS: `ag_000000000000, ${identity.agentId}` });
     await expect(runInit({ ...home, relay: relay.url, hub: NO_HUB })).rejects.toThrow(/claims_closed: .*CLAWRELAY_ALLOWED_AGENTS/);
     // Settings holding the listed identity (init reuses them and claims).
-    const receipt = newIdentity();
+    const receipt = await newIdentity();
     const keyOf = (i: typeof identity) => ({ key_id: i.keyId, private_key: i.privateKey, public_key: i.publicKey });
     saveSettings(home.settingsPath, { relay_url: relay.url, agent_id: identity.agentId, hub_url: NO_HUB, key: keyOf(identity), receipt_key: keyOf(receipt) });
-    expect(agentIdFor(identity.publicKey)).toBe(identity.agentId);
+    expect(await agentIdFor(identity.publicKey)).toBe(identity.agentId);
     expect((await runInit({ ...home, relay: relay.url, hub: NO_HUB })).created).toBe(true);
   });
 
@@ -68,7 +68,7 @@ describe("admission", () => {
     const home = await freshHome();
     const claimed = await runInit({ ...home, relay: relay.url, hub: NO_HUB });
     await relay.restart({ CLAWRELAY_ADMISSION: "token", CLAWRELAY_CLAIM_TOKEN: TOKEN });
-    const identity = settingsIdentity(claimed.settings);
+    const identity = await settingsIdentity(claimed.settings);
     await expect(publishCard(relay.url, identity, card, silentLogger)).rejects.toThrow(/claims_closed: .*claim token/);
     await runInit({ ...home, relay: relay.url, hub: NO_HUB, claimToken: TOKEN });
     await publishCard(relay.url, identity, card, silentLogger);

@@ -1,7 +1,8 @@
 // Reconnect/retry timing: exponential steps with equal jitter, a ceiling, and heartbeat figures that
-// notice a half-open socket within about 30 seconds.
+// notice a half-open socket within about 30 seconds; a gateway post's retries, probes and outage bound.
 import { describe, expect, it } from "vitest";
 import { DEFAULTS, nextDelay } from "../../local-agent/backoff.ts";
+import { outageAttemptBound, probeDelay, retryWait } from "../../local-agent/delivery/retry-wait.ts";
 
 const options = { initialDelayMs: 100, maxDelayMs: 5_000, factor: 2 };
 
@@ -69,5 +70,35 @@ describe("DEFAULTS", () => {
     expect(DEFAULTS.initialDelayMs).toBeLessThanOrEqual(1_000);
     expect(DEFAULTS.maxDelayMs).toBeLessThanOrEqual(60_000);
     expect(DEFAULTS.factor).toBeGreaterThan(1);
+  });
+});
+
+describe("retries of a gateway post (local-agent/delivery/retry-wait.ts)", () => {
+  const transient = { kind: "transient", reason: "503" } as const;
+
+  it("a message's transient failures wait 5–10 ms, doubling with its own failures, never past 1 s", () => {
+    for (let failures = 1; failures < 40; failures++) {
+      const step = Math.min(DEFAULTS.maxIsolatedRetryMs, DEFAULTS.isolatedRetryMs * 2 ** (failures - 1));
+      const wait = retryWait(transient, failures);
+      expect(wait).toBeGreaterThanOrEqual(step / 2);
+      expect(wait).toBeLessThanOrEqual(Math.min(step, 1000));
+    }
+    expect(retryWait({ kind: "rate_limited", retryAfterMs: 1234 }, 9)).toBe(1234);
+    expect(retryWait({ kind: "config_error", reason: "401" }, 1)).toBe(DEFAULTS.configErrorRetryMs);
+  });
+
+  it("a gateway that is down is probed after 50, 100, 200, 400 ms, then every 500 ms, and every 5 s after a minute", () => {
+    expect([0, 1, 2, 3, 4, 5, 50].map((probes) => probeDelay(probes, 1000))).toEqual([50, 100, 200, 400, 500, 500, 500]);
+    expect(probeDelay(4, 59_999)).toBe(500);
+    expect(probeDelay(4, 60_000)).toBe(5000);
+  });
+
+  it("bounds the connections an outage costs: those under way when it is recognised, then one per probe", () => {
+    expect(outageAttemptBound(0, 4)).toBe(8);
+    expect(outageAttemptBound(750, 4)).toBe(12);
+    expect(outageAttemptBound(20_000, 4)).toBe(50);
+    expect(outageAttemptBound(60_000, 1)).toBe(5 + 122);
+    // After a minute, one every 5 s: 720 an hour.
+    expect(outageAttemptBound(3_600_000, 4) - outageAttemptBound(60_000, 4)).toBeLessThanOrEqual(3_540_000 / 5000 + 1);
   });
 });

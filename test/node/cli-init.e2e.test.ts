@@ -113,7 +113,7 @@ describe("clawrelay init", () => {
 
   it("--import-agentline keeps the imported agent id, key, display name and hub", async () => {
     const h = await home();
-    const alice = newIdentity();
+    const alice = await newIdentity();
     writeAgentlineCredentials(h, alice);
     const result = await runCli(["init", "--relay", relay.url, "--import-agentline"], h.env);
     expect(result.stderr).toBe("");
@@ -132,8 +132,8 @@ describe("clawrelay init", () => {
 
   it("with several Agentline identities: refuses without a choice, and --agentline-id picks one", async () => {
     const h = await home();
-    const a = newIdentity();
-    const b = newIdentity();
+    const a = await newIdentity();
+    const b = await newIdentity();
     writeAgentlineCredentials(h, a);
     writeAgentlineCredentials(h, b);
     const refused = await runCli(["init", "--relay", relay.url, "--import-agentline"], h.env);
@@ -147,7 +147,7 @@ describe("clawrelay init", () => {
   it("--import-agentline over an existing inbox is not silently ignored: it imports, or refuses naming --force", async () => {
     const h = await home();
     expect((await runCli(["init", "--relay", relay.url, "--hub", NO_HUB], h.env)).code).toBe(0);
-    const alice = newIdentity();
+    const alice = await newIdentity();
     writeAgentlineCredentials(h, alice);
     const result = await runCli(["init", "--relay", relay.url, "--import-agentline"], h.env);
     const outcome = result.code === 0 ? { imported: settingsOf(h).agent_id === alice.agentId } : { refused: result.stderr.includes("--force") };

@@ -26,7 +26,7 @@ describe("clawrelay send", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(new RegExp(`^queued at ${id} as id \\d+ \\(msg_id [0-9a-f-]{36}\\)`));
-    const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
     const queue = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${id}/messages?ack=false`);
     expect(queue.status).toBe(200);
     expect(queue.body.count).toBe(1);

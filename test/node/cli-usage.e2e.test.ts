@@ -31,8 +31,8 @@ async function home(): Promise<TempHome> {
 /** A home whose settings point at `relayUrl` (nothing is claimed anywhere). */
 async function homeWithSettings(relayUrl: string): Promise<TempHome & { path: string }> {
   const h = await home();
-  const key = newIdentity();
-  const receipt = newIdentity();
+  const key = await newIdentity();
+  const receipt = await newIdentity();
   const path = settingsPath(h.env);
   saveSettings(path, {
     relay_url: relayUrl,

@@ -59,10 +59,10 @@ function codeOf(fn: () => unknown): string | undefined {
 describe("Agentline credentials import", () => {
   it("reads the identity, hub and display name; the id derives from the key", async () => {
     const root = await tempDir();
-    const vector = identityFromPrivateKey(VECTOR_SEED);
+    const vector = await identityFromPrivateKey(VECTOR_SEED);
     expect(vector.agentId).toBe(VECTOR_ID);
     const path = writeCredentials(root, vector);
-    const credentials = readAgentlineCredentials(chooseCredentialsFile(root));
+    const credentials = await readAgentlineCredentials(chooseCredentialsFile(root));
     expect(credentials.path).toBe(path);
     expect(credentials.identity.agentId).toBe(VECTOR_ID);
     expect(credentials.identity.publicKey).toBe("ed25519:A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=");
@@ -72,8 +72,8 @@ describe("Agentline credentials import", () => {
 
   it("follows default.json when there are several identities", async () => {
     const root = await tempDir();
-    const a = newIdentity();
-    const b = newIdentity();
+    const a = await newIdentity();
+    const b = await newIdentity();
     writeCredentials(root, a);
     const pathB = writeCredentials(root, b);
     writeFileSync(join(root, "default.json"), JSON.stringify({ agent_id: b.agentId }));
@@ -84,14 +84,14 @@ describe("Agentline credentials import", () => {
 
   it("takes the only file when there is no default.json", async () => {
     const root = await tempDir();
-    const only = writeCredentials(root, newIdentity());
+    const only = writeCredentials(root, await newIdentity());
     expect(chooseCredentialsFile(root)).toBe(only);
   });
 
   it("an explicit agent id wins over default.json", async () => {
     const root = await tempDir();
-    const a = newIdentity();
-    const b = newIdentity();
+    const a = await newIdentity();
+    const b = await newIdentity();
     const pathA = writeCredentials(root, a);
     writeCredentials(root, b);
     writeFileSync(join(root, "default.json"), JSON.stringify({ agent_id: b.agentId }));
@@ -100,8 +100,8 @@ describe("Agentline credentials import", () => {
 
   it("several identities without a default: agentline_identity_ambiguous, naming the CLI option that picks one", async () => {
     const root = await tempDir();
-    writeCredentials(root, newIdentity());
-    writeCredentials(root, newIdentity());
+    writeCredentials(root, await newIdentity());
+    writeCredentials(root, await newIdentity());
     expect(codeOf(() => chooseCredentialsFile(root))).toBe("agentline_identity_ambiguous");
     // The CLI's option for choosing one is --agentline-id (--import-agentline is a boolean flag).
     expect(() => chooseCredentialsFile(root)).toThrow("--agentline-id");
@@ -114,22 +114,22 @@ describe("Agentline credentials import", () => {
 
   it("agent_id that does not match the key: agentline_identity_invalid", async () => {
     const root = await tempDir();
-    const path = writeCredentials(root, newIdentity(), { agent_id: "ag_000000000000" });
-    expect(codeOf(() => readAgentlineCredentials(path))).toBe("agentline_identity_invalid");
-    expect(() => readAgentlineCredentials(path)).toThrow("ag_000000000000");
+    const path = writeCredentials(root, await newIdentity(), { agent_id: "ag_000000000000" });
+    await expect(readAgentlineCredentials(path)).rejects.toMatchObject({ code: "agentline_identity_invalid" });
+    await expect(readAgentlineCredentials(path)).rejects.toThrow("ag_000000000000");
   });
 
   it("no private_key: agentline_identity_invalid; no file: agentline_identity_missing", async () => {
     const root = await tempDir();
-    const path = writeCredentials(root, newIdentity(), { private_key: undefined });
-    expect(codeOf(() => readAgentlineCredentials(path))).toBe("agentline_identity_invalid");
-    expect(codeOf(() => readAgentlineCredentials(join(root, "credentials", "ag_111111111111.json")))).toBe("agentline_identity_missing");
+    const path = writeCredentials(root, await newIdentity(), { private_key: undefined });
+    await expect(readAgentlineCredentials(path)).rejects.toMatchObject({ code: "agentline_identity_invalid" });
+    await expect(readAgentlineCredentials(join(root, "credentials", "ag_111111111111.json"))).rejects.toMatchObject({ code: "agentline_identity_missing" });
   });
 });
 
-function sampleSettings(): AgentSettings {
-  const key = newIdentity();
-  const receipt = newIdentity();
+async function sampleSettings(): Promise<AgentSettings> {
+  const key = await newIdentity();
+  const receipt = await newIdentity();
   return {
     relay_url: "https://relay.example",
     agent_id: key.agentId,
@@ -144,7 +144,7 @@ describe("settings file", () => {
   it("saveSettings writes mode 600 in a new 700 directory and round-trips", async () => {
     const root = await tempDir();
     const path = join(root, "home", "clawrelay", "agent.json");
-    const settings = sampleSettings();
+    const settings = await sampleSettings();
     saveSettings(path, settings);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(root, "home", "clawrelay")).mode & 0o777).toBe(0o700);
@@ -157,7 +157,7 @@ describe("settings file", () => {
     const path = join(root, "agent.json");
     writeFileSync(path, "{}", { mode: 0o644 });
     chmodSync(path, 0o644);
-    saveSettings(path, sampleSettings());
+    saveSettings(path, await sampleSettings());
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
@@ -174,11 +174,11 @@ describe("settings file", () => {
     const path = join(root, "agent.json");
     writeFileSync(path, "{ not json");
     expect(codeOf(() => loadSettings(path))).toBe("invalid_settings");
-    const { receipt_key: _, ...noReceipt } = sampleSettings();
+    const { receipt_key: _, ...noReceipt } = await sampleSettings();
     writeFileSync(path, JSON.stringify(noReceipt));
     expect(codeOf(() => loadSettings(path))).toBe("invalid_settings");
     expect(() => loadSettings(path)).toThrow("receipt_key");
-    writeFileSync(path, JSON.stringify({ ...sampleSettings(), agent_id: "alice" }));
+    writeFileSync(path, JSON.stringify({ ...(await sampleSettings()), agent_id: "alice" }));
     expect(codeOf(() => loadSettings(path))).toBe("invalid_settings");
   });
 });

@@ -57,11 +57,11 @@ describe("relay → local agent → gateway", () => {
 
   it("turns a signed envelope into the hub's OpenClaw body, and live messages follow the backlog", async () => {
     await setUp();
-    const alice = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const alice = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
     agent = await fixture.run(home);
     await waitUntil("connected", () => agent!.status().relay.state === "connected");
     const envelope = await signEnvelope(
-      draftEnvelope({ from: home.settings.agent_id, to: home.settings.agent_id, type: "message", payload: { text: "Hi Bob!" } }),
+      await draftEnvelope({ from: home.settings.agent_id, to: home.settings.agent_id, type: "message", payload: { text: "Hi Bob!" } }),
       alice.keyId,
       alice.sign,
     );

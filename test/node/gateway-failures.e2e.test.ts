@@ -29,7 +29,7 @@ async function hook(body: string): Promise<number> {
 
 /** Ids still stored on the relay (unacknowledged), read with the agent's key. */
 async function relayQueue(): Promise<number[]> {
-  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+  const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
   const answer = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/messages?ack=false`);
   return (answer.body.messages as { id: number }[]).map((m) => m.id);
 }
@@ -100,7 +100,7 @@ describe("gateway failures", () => {
     expect(gateway.received[0]!.body.toString()).toBe('{"n":2}');
     expect(agent.status().delivery.recent_rejections).toEqual([expect.objectContaining({ id: refused, status: 413, attempts: 1, reason: expect.stringContaining("256 KiB") })]);
     await waitUntil("nothing queued on the relay", async () => (await relayQueue()).length === 0);
-    const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
     const shown = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/queue/${refused}`);
     expect(shown.body.message).toMatchObject({ id: refused, state: "dead", last_status: 413, reason: expect.stringContaining("413") });
   });

@@ -39,7 +39,7 @@ describe("heartbeat", () => {
     const states: ConnectionState[] = [];
     const client = new RelayClient({
       relayUrl: `http://127.0.0.1:${proxy.port}`,
-      identity: identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id),
+      identity: await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id),
       logger: silentLogger,
       heartbeat: { intervalMs: 100, deadlineMs: 600 },
       onMessage: (frame) => {

@@ -41,7 +41,7 @@ async function agentWithHub(options: RegistryHubOptions = TODAY): Promise<{ home
 /** GET /inbox/{id}/hub for the inbox agent.json names now (an import changes it). */
 async function relayView(home: AgentHome): Promise<Record<string, unknown>> {
   const settings = read(home);
-  const answer = await signedRelayCall(fixture.relay().url, settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`);
+  const answer = await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`);
   expect(answer.status).toBe(200);
   return answer.body;
 }
@@ -157,7 +157,7 @@ describe("init --import-botcord, then hub register", () => {
     const hub = await startRegistryHub(TODAY);
     hubs.push(hub);
     const { home } = await fixture.setUp("ignored");
-    const identity = newIdentity();
+    const identity = await newIdentity();
     hub.addAgent(identity.publicKey, "k_b07c0dd1d000");
     const path = botcordFiles(home, identity, "k_b07c0dd1d000", hub.url, hub.mint(identity.agentId));
 
@@ -178,7 +178,7 @@ describe("init --import-botcord, then hub register", () => {
 
     // The agent handed the relay a newer token (as the running agent does): the file's is older now.
     const newer = hub.mint(identity.agentId, 86_400 + 60);
-    const put = await signedRelayCall(fixture.relay().url, settingsIdentity(settings), "PUT", `/inbox/${identity.agentId}/hub/token`, { token: newer.agent_token, expires_at: newer.expires_at });
+    const put = await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "PUT", `/inbox/${identity.agentId}/hub/token`, { token: newer.agent_token, expires_at: newer.expires_at });
     expect(put.body).toMatchObject({ taken: true });
     const before = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
     const again = await register(home);
@@ -201,7 +201,7 @@ describe("init --import-botcord, then hub register", () => {
 
   it("the hub: --hub, then $BOTCORD_HUB, then the file's hubUrl", async () => {
     const { home } = await fixture.setUp("ignored");
-    const identity = newIdentity();
+    const identity = await newIdentity();
     botcordFiles(home, identity, "k_b07c0dd1d001", "http://127.0.0.1:9", { agent_token: "a.b.c", expires_at: 1 });
     const hubOf = async (args: string[], env: Record<string, string> = {}) => {
       const run = await runCli(["init", "--relay", fixture.relay().url, "--import-botcord", "--force", ...args], { ...home.env, ...env });

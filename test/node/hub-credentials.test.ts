@@ -68,9 +68,9 @@ const codeOf = (fn: () => unknown): string | undefined => {
 describe("BotCord credentials: reading", () => {
   it("reads the identity under the hub's key id, the hub, the name and the token (tokenExpiresAt in seconds)", async () => {
     const root = await botcordHome();
-    const vector = identityFromPrivateKey(VECTOR_SEED);
+    const vector = await identityFromPrivateKey(VECTOR_SEED);
     const path = botcordFile(root, vector);
-    const read = readBotcordCredentials(path);
+    const read = await readBotcordCredentials(path);
     expect(read.identity.agentId).toBe("ag_ff73a0647bbc");
     expect(read.identity.keyId).toBe("k_0123456789ab");
     expect(read).toMatchObject({ hubUrl: "https://api.botcord.chat", displayName: "Botty", token: "old.jwt.token", tokenExpiresAt: 1_900_000_000_000, path });
@@ -78,25 +78,26 @@ describe("BotCord credentials: reading", () => {
 
   it("takes the snake_case names and an expiry in ms, as BotCord's own reader does", async () => {
     const root = await botcordHome();
-    const identity = newIdentity();
+    const identity = await newIdentity();
     const path = join(root, "credentials", `${identity.agentId}.json`);
     writeFileSync(path, JSON.stringify({ hub_url: "https://hub.example/", agent_id: identity.agentId, key_id: "k_snake", private_key: identity.privateKey, token: "t", token_expires_at: 1_900_000_000_000 }));
-    expect(readBotcordCredentials(path)).toMatchObject({ hubUrl: "https://hub.example", tokenExpiresAt: 1_900_000_000_000, identity: { keyId: "k_snake" } });
+    expect(await readBotcordCredentials(path)).toMatchObject({ hubUrl: "https://hub.example", tokenExpiresAt: 1_900_000_000_000, identity: { keyId: "k_snake" } });
   });
 
   it("refuses a file whose agentId or publicKey does not match its key, or that has no keyId", async () => {
     const root = await botcordHome();
-    const identity = newIdentity();
-    expect(codeOf(() => readBotcordCredentials(botcordFile(root, identity, { agentId: "ag_000000000000" })))).toBe("botcord_identity_invalid");
-    expect(codeOf(() => readBotcordCredentials(botcordFile(root, identity, { publicKey: newIdentity().publicKey })))).toBe("botcord_identity_invalid");
-    expect(() => readBotcordCredentials(botcordFile(root, identity, { keyId: undefined }))).toThrow("has no keyId");
-    expect(codeOf(() => readBotcordCredentials(join(root, "credentials", "ag_111111111111.json")))).toBe("botcord_identity_missing");
+    const identity = await newIdentity();
+    await expect(readBotcordCredentials(botcordFile(root, identity, { agentId: "ag_000000000000" }))).rejects.toMatchObject({ code: "botcord_identity_invalid" });
+    const other = await newIdentity();
+    await expect(readBotcordCredentials(botcordFile(root, identity, { publicKey: other.publicKey }))).rejects.toMatchObject({ code: "botcord_identity_invalid" });
+    await expect(readBotcordCredentials(botcordFile(root, identity, { keyId: undefined }))).rejects.toThrow("has no keyId");
+    await expect(readBotcordCredentials(join(root, "credentials", "ag_111111111111.json"))).rejects.toMatchObject({ code: "botcord_identity_missing" });
   });
 
   it("which file: the id named, else default.json's (a symlink, resolved to the file itself), else the only one; several and no default is an error naming --botcord-id", async () => {
     const root = await botcordHome();
-    const a = newIdentity();
-    const b = newIdentity();
+    const a = await newIdentity();
+    const b = await newIdentity();
     const only = botcordFile(root, a);
     expect(chooseBotcordFile(root)).toBe(only);
     const pathB = botcordFile(root, b);
@@ -111,7 +112,7 @@ describe("BotCord credentials: reading", () => {
 describe("token writers", () => {
   it("BotCord: atomic (a new file renamed over, no temp left), every other field kept, tokenExpiresAt in seconds, mode 600", async () => {
     const root = await botcordHome();
-    const path = botcordFile(root, newIdentity());
+    const path = botcordFile(root, await newIdentity());
     chmodSync(path, 0o644);
     const before = json(path);
     const inode = statSync(path).ino;
@@ -125,7 +126,7 @@ describe("token writers", () => {
 
   it("through BotCord's default.json symlink: the file it points at is written, the link stays a link", async () => {
     const root = await botcordHome();
-    const path = botcordFile(root, newIdentity());
+    const path = botcordFile(root, await newIdentity());
     const link = join(root, "default.json");
     symlinkSync(path, link);
     writeBotcordToken(link, "via.the.link", 1_900_000_100);
@@ -135,7 +136,7 @@ describe("token writers", () => {
 
   it("Agentline: token_expires_at stays in the unit the file uses (seconds, ms or an ISO date)", async () => {
     const root = await botcordHome();
-    const identity = newIdentity();
+    const identity = await newIdentity();
     const path = join(root, "agentline.json");
     const base = { hub_url: "https://agentgram.chat", agent_id: identity.agentId, key_id: "k_x", private_key: identity.privateKey, display_name: "A", extra_field: [1, 2] };
     for (const [previous, written] of [
@@ -152,7 +153,7 @@ describe("token writers", () => {
 
   it("the linked file, either format: read its token (seconds) and hub, write a newer one; another hub's token is not this hub's", async () => {
     const root = await botcordHome();
-    const path = botcordFile(root, newIdentity());
+    const path = botcordFile(root, await newIdentity());
     const link = { path, format: "botcord" as const };
     const file = readLinkedFile(link);
     expect(file).toEqual({ token: { token: "old.jwt.token", expiresAt: 1_900_000_000 }, hubUrl: "https://api.botcord.chat" });

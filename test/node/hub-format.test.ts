@@ -1,7 +1,7 @@
 // What the agent posts to the gateway for each delivered frame: hook bodies byte for byte, envelopes
 // as the hub's webhook would have formatted them (docs/openclaw-setup.md, "The mappings").
 import { describe, expect, it } from "vitest";
-import { payloadHash, toBase64, utf8 } from "../../protocol/index.ts";
+import { toBase64, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, EnvelopeType } from "../../protocol/index.ts";
 import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, flatText, gatewayRequestFor } from "../../local-agent/delivery/hub-format.ts";
 
@@ -9,11 +9,11 @@ function hookFrame(body: string, encoding: "utf8" | "base64", subpath: string | 
   return { type: "message", id: 1, kind: "hook", subpath, content_type: contentType, body, encoding, received_at: 0, expires_at: 0 };
 }
 
-/** An envelope as the relay hands it over (already verified there; the signature is not checked here). */
+/** An envelope as the relay hands it over (already verified there; neither its signature nor its payload_hash is read here). */
 function envelope(type: EnvelopeType, payload: Record<string, unknown>, extra: Record<string, unknown> = {}): Envelope {
   const reply_to = ["ack", "result", "error"].includes(type) ? "m-1" : null;
   const sig = { alg: "ed25519" as const, key_id: "k_x", value: "" };
-  return { v: "a2a/0.1", msg_id: "m-2", ts: 1_700_000_000, from: "ag_x", to: "ag_me", type, reply_to, ttl_sec: 3600, payload, payload_hash: payloadHash(payload), sig, ...extra };
+  return { v: "a2a/0.1", msg_id: "m-2", ts: 1_700_000_000, from: "ag_x", to: "ag_me", type, reply_to, ttl_sec: 3600, payload, payload_hash: `sha256:${"0".repeat(64)}`, sig, ...extra };
 }
 
 function envelopeFrame(value: object): DeliveryFrame {

@@ -95,7 +95,7 @@ async function run(home: AgentHome): Promise<AgentHandle> {
 }
 
 async function relayView(home: AgentHome): Promise<unknown> {
-  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+  const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
   return (await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${home.settings.agent_id}/hub`)).body;
 }
 
@@ -145,7 +145,7 @@ describe("the hub, end to end", () => {
     expect(register.code, register.stderr + register.stdout).toBe(0);
     expect(register.stdout).toMatch(/pull/);
     // Pull every 5 s (the minimum) so the test does not wait out the default 15 s.
-    const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
     const claim = await signedRelayCall(fixture.relay().url, identity, "PUT", `/inbox/${home.settings.agent_id}`, { hub: { mode: "pull", pull_interval_sec: 5 } });
     expect(claim.status).toBe(200);
     await run(home);

@@ -47,9 +47,9 @@ async function relayHubView(home: AgentHome): Promise<Record<string, unknown> | 
 
 /** A signed message from a stranger known to the hub, carried in a webhook body as 1.x hubs do; resolves once its ack reached the hub. */
 async function hookCarriedMessage(home: AgentHome, hub: RegistryHub): Promise<Envelope> {
-  const sender = newIdentity();
+  const sender = await newIdentity();
   hub.addAgent(sender.publicKey, sender.keyId);
-  const envelope = await signEnvelope(draftEnvelope({ from: sender.agentId, to: home.settings.agent_id, type: "message", payload: { text: "hi" } }), sender.keyId, sender.sign);
+  const envelope = await signEnvelope(await draftEnvelope({ from: sender.agentId, to: home.settings.agent_id, type: "message", payload: { text: "hi" } }), sender.keyId, sender.sign);
   const posted = await postHook(fixture.relay().url, home, "agentgram_inbox/agent", JSON.stringify({ message: JSON.stringify(envelope) }));
   expect(posted.status, JSON.stringify(posted.body)).toBe(202);
   await waitUntil("the relay's ack at the hub", () => hub.receipts.some((r) => r.envelope.reply_to === envelope.msg_id));
@@ -206,7 +206,7 @@ describe("clawrelay hub register", () => {
     expect(hub.refreshes).toEqual([]);
 
     const other = await agentWithHub();
-    other.hub.squat(other.home.settings.agent_id);
+    await other.hub.squat(other.home.settings.agent_id);
     const taken = await register(other.home);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toContain(`the hub says ${other.home.settings.agent_id} is already registered with another key (409`);

@@ -25,14 +25,14 @@ afterEach(async () => {
 });
 
 const relayView = async (settings: AgentSettings) =>
-  (await signedRelayCall(fixture.relay().url, settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`)).body as { token: { source: string; expires_at: number } | null; last_pull: { at: number } | null };
+  (await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`)).body as { token: { source: string; expires_at: number } | null; last_pull: { at: number } | null };
 
 describe("the running agent and the hub (pull mode, a BotCord identity)", () => {
   it("keeps the credentials file and the relay on the newest token both ways, and turns the hub's inbox_update into a pull at once", async () => {
     const hub = await startRegistryHub({ registration: "closed", webhooks: "deprecated", prefix: "botcord" });
     hubs.push(hub);
     const { home } = await fixture.setUp("ignored");
-    const identity = newIdentity();
+    const identity = await newIdentity();
     hub.addAgent(identity.publicKey, "k_b07c0dd1d0e2");
     const first = hub.mint(identity.agentId);
     mkdirSync(join(home.dir, ".botcord", "credentials"), { recursive: true });
@@ -47,7 +47,7 @@ describe("the running agent and the hub (pull mode, a BotCord identity)", () => 
 
     // The relay holds a newer token than the file (handed over by another run): the agent writes it into the file.
     const newer = hub.mint(identity.agentId, 86_400 + 60);
-    await signedRelayCall(fixture.relay().url, settingsIdentity(settings), "PUT", `/inbox/${identity.agentId}/hub/token`, { token: newer.agent_token, expires_at: newer.expires_at });
+    await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "PUT", `/inbox/${identity.agentId}/hub/token`, { token: newer.agent_token, expires_at: newer.expires_at });
     const agent = await startAgent({ settings, env: home.env, logger: silentLogger, apiPort: 0, journalFile: journalPath(home.env.CLAWRELAY_HOME), hubTiming: { pollMs: 200 } });
     fixture.cleanups.push(() => agent.close());
     const file = () => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;

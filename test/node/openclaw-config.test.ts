@@ -3,6 +3,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import util from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { OpenClawConfigError, gatewaySettingsFrom, loadGatewaySettings, locateOpenClawConfig, parseDotEnv } from "../../local-agent/gateway/openclaw-config.ts";
 
@@ -152,16 +153,37 @@ describe("loadGatewaySettings on real files", () => {
 });
 
 describe("parseDotEnv", () => {
-  it("reads KEY=VALUE, export, quotes, CRLF; skips comments and junk", () => {
-    const text = "# comment\r\nA=1\r\nexport B = two \n C='three four'\nD=\"five\"\n\n  # E=no\nnot a line\nF=\n";
-    expect(parseDotEnv(text)).toEqual({ A: "1", B: "two", C: "three four", D: "five", F: "" });
+  // [text, what Node's util.parseEnv (and dotenv, which OpenClaw uses) reads]. The first four were read
+  // differently by the hand-written parser this replaced (issue 22): "x#c", the escape kept as "\\n", and
+  // the multi-line values cut at their first line.
+  const CASES: [string, Record<string, string>][] = [
+    ["G=x#c", { G: "x" }],
+    ['A="a\\nb"', { A: "a\nb" }],
+    ['C="line1\nline2"', { C: "line1\nline2" }],
+    ["C2='l1\nl2'", { C2: "l1\nl2" }],
+    ["# comment\r\nA=1\r\n  # E=no\nexport B = two \n C='three four'\nD=\"five\"\nnot a line\nF=\n", { A: "1", B: "two", C: "three four", D: "five", F: "" }],
+    // Node's own quirk, kept: an indented comment after a quoted value becomes a key "# E", which no lookup uses.
+    ['D="five"\n  # E=no', { D: "five", "# E": "no" }],
+    ['URL="http://x/?a=b#frag"', { URL: "http://x/?a=b#frag" }],
+    ["OPENCLAW_GATEWAY_PORT=19000 # the gateway", { OPENCLAW_GATEWAY_PORT: "19000" }],
+    ["B='a\\nb'", { B: "a\\nb" }],
+    ["D=`backticks`", { D: "backticks" }],
+    ['J="q" # c', { J: "q" }],
+    ["K=a=b", { K: "a=b" }],
+    ["N=${X}", { N: "${X}" }],
+    ["Q='a \"b\" c'", { Q: 'a "b" c' }],
+    ["S= x y ", { S: "x y" }],
+    ["U=1\nU=2", { U: "2" }],
+    ["=noKey\nAA", {}],
+  ];
+
+  it.each(CASES)("reads %j as Node's util.parseEnv does", (text, expected) => {
+    expect(parseDotEnv(text)).toEqual(util.parseEnv(text));
+    expect(parseDotEnv(text)).toEqual(expected);
   });
 
-  it("keeps = and # inside values that are quoted", () => {
-    expect(parseDotEnv('URL="http://x/?a=b#frag"')).toEqual({ URL: "http://x/?a=b#frag" });
-  });
-
-  it("drops an inline comment after an unquoted value, as dotenv (which OpenClaw uses) does", () => {
-    expect(parseDotEnv("OPENCLAW_GATEWAY_PORT=19000 # the gateway")).toEqual({ OPENCLAW_GATEWAY_PORT: "19000" });
+  it("on a Node without util.parseEnv (before 20.12) refuses the file with the fix instead of reading it another way", () => {
+    expect(() => parseDotEnv("A=1", "/state/.env", null)).toThrow(OpenClawConfigError);
+    expect(() => parseDotEnv("A=1", "/state/.env", null)).toThrow(/\/state\/\.env cannot be read on Node v[\d.]+: reading a \.env needs Node 20\.12/);
   });
 });

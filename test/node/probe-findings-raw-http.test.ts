@@ -50,7 +50,7 @@ interface Inbox {
 async function claimInbox(): Promise<Inbox> {
   const seed = generateSeed();
   const publicKey = formatPublicKey(publicKeyFromSeed(seed));
-  const id = agentIdFor(publicKey);
+  const id = await agentIdFor(publicKey);
   const signed = async (method: string, path: string, body?: unknown): Promise<Response> => {
     const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
     const headers = await signedRequestHeaders(publicKey, method, path, bytes, (m) => signWithSeed(seed, m));
@@ -58,8 +58,8 @@ async function claimInbox(): Promise<Inbox> {
   };
   const receipt = generateSeed();
   const res = await signed("PUT", `/inbox/${id}`, {
-    keys: [{ key_id: defaultKeyIdFor(publicKey), pubkey: publicKey }],
-    receipt_key: { key_id: defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receipt))), private_key: toBase64(receipt) },
+    keys: [{ key_id: await defaultKeyIdFor(publicKey), pubkey: publicKey }],
+    receipt_key: { key_id: await defaultKeyIdFor(formatPublicKey(publicKeyFromSeed(receipt))), private_key: toBase64(receipt) },
     hub_url: "http://127.0.0.1:9",
   });
   const json = (await res.json()) as { webhook_token?: string };

@@ -53,7 +53,7 @@ async function postHooks(relay: LocalRelay, home: AgentHome, from: number, to: n
 }
 
 async function relayQueue(relay: LocalRelay, home: AgentHome): Promise<number> {
-  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+  const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
   const answer = await signedRelayCall(relay.url, identity, "GET", `/inbox/${home.settings.agent_id}/messages?ack=false`);
   return Number(answer.body.count);
 }

@@ -1,6 +1,6 @@
 // The house's layout rules, held by a test so a change that breaks one says so: no import circles
 // (type imports count), a local-agent/ root of at most a dozen files, no source file past 300 lines,
-// and bench/ at most 12 % of the source.
+// file headers that name only tests that exist, and bench/ at most 12 % of the source.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -45,6 +45,26 @@ describe("source layout", () => {
       .flatMap(allFiles)
       .filter((file) => file.endsWith(".ts") && lines(file) > 300);
     expect(long).toEqual([]);
+  });
+
+  it("names in each source file's header only tests that exist (a bare name: in the folder of the path before it, else anywhere)", () => {
+    const tests = ["test"].flatMap(allFiles).filter((file) => file.endsWith(".test.ts"));
+    const exists = (named: string) => {
+      const glob = named.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*");
+      const pattern = new RegExp(named.startsWith("test/") ? `^${glob}$` : `/${glob}$`);
+      return tests.some((file) => pattern.test(file));
+    };
+    const missing: string[] = [];
+    for (const file of ["worker", "local-agent", "protocol", "openclaw-plugin", "scripts", "bench", "test/support"].flatMap(allFiles).filter((f) => f.endsWith(".ts"))) {
+      const header = /^(?:\/\/.*\n)+/.exec(readFileSync(join(ROOT, file), "utf8"))?.[0] ?? "";
+      let folder = "";
+      for (const [name] of header.replace(/\n\/\/\s*/g, " ").matchAll(/(?:test\/)?[\w.*/-]+\.test\.ts/g)) {
+        const path = name.startsWith("test/") ? name : `${folder}${name}`;
+        folder = path.slice(0, path.lastIndexOf("/") + 1);
+        if (!exists(path)) missing.push(`${file}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it("keeps bench/ at most 12 % of the source lines", () => {

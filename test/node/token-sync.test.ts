@@ -28,7 +28,7 @@ afterEach(async () => {
 async function setUp(token: FileToken | null, options: Partial<TokenSyncOptions> = {}, hubUrl = HUB) {
   dir = realpathSync(await mkdtemp(join(tmpdir(), "clawrelay-sync-")));
   mkdirSync(join(dir, "credentials"));
-  const identity = newIdentity();
+  const identity = await newIdentity();
   const path = join(dir, "credentials", `${identity.agentId}.json`);
   const data = { version: 1, hubUrl, agentId: identity.agentId, keyId: "k_0123456789ab", privateKey: identity.privateKey, displayName: "Botty", runtime: "openclaw-acp", ...(token ? { token: token.token, tokenExpiresAt: token.expiresAt } : {}) };
   writeFileSync(path, JSON.stringify(data, null, 2), { mode: 0o600 });

@@ -155,9 +155,9 @@ describe("the real OpenClaw gateway", () => {
     const wake = `contact-request-${nonce}`;
     expect((await postHook(relay.url, target, "agentgram_inbox/wake", JSON.stringify({ text: wake, body: wake, mode: "now" }))).status).toBe(202);
 
-    const identity = identityFromPrivateKey(requester.settings.key.private_key, requester.settings.key.key_id);
+    const identity = await identityFromPrivateKey(requester.settings.key.private_key, requester.settings.key.key_id);
     const envelopeText = `signed-envelope-${nonce}`;
-    const envelope = await signEnvelope(draftEnvelope({ from: requester.settings.agent_id, to: target.settings.agent_id, type: "message", payload: { text: envelopeText } }), identity.keyId, identity.sign);
+    const envelope = await signEnvelope(await draftEnvelope({ from: requester.settings.agent_id, to: target.settings.agent_id, type: "message", payload: { text: envelopeText } }), identity.keyId, identity.sign);
     expect((await postEnvelope(relay.url, envelope)).status).toBe(202);
     await waitUntil("the model to see the envelope as the hub's flat text", () => modelSaw(`${requester.settings.agent_id} says: ${envelopeText}`) >= 1, 60_000);
     await settled(target, "all three acknowledged");
@@ -184,7 +184,7 @@ describe("the real OpenClaw gateway", () => {
 
   it("a body above 256 KiB (413) and an unmapped sub-path (404, probe 400) go to the dead shelf with reasons; the next message is delivered", async () => {
     // Raise the inbox's own limit, so the gateway, not the relay, is the one that refuses.
-    const identity = identityFromPrivateKey(target.settings.key.private_key, target.settings.key.key_id);
+    const identity = await identityFromPrivateKey(target.settings.key.private_key, target.settings.key.key_id);
     const raised = await signedRelayCall(relay.url, identity, "PUT", `/inbox/${target.settings.agent_id}`, {
       keys: [{ key_id: target.settings.key.key_id, pubkey: target.settings.key.public_key }],
       hub_url: target.settings.hub_url,

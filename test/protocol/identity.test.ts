@@ -1,7 +1,8 @@
 // Key texts and the ids derived from them. agent_id hashes the base64 TEXT (docs/protocol.md, "Agent ids"), so the
 // parser must accept exactly one text per key, or one key would own several inboxes.
 import { describe, expect, it } from "vitest";
-import { agentIdFor, defaultKeyIdFor, isAgentId, isKeyId, parsePublicKey } from "../../protocol/index.ts";
+import { agentIdFor, defaultKeyIdFor, formatPublicKey, generateSeed, isAgentId, isKeyId, parsePublicKey, publicKeyFromSeed } from "../../protocol/index.ts";
+import { testAgentIdFor, testKeyIdFor } from "../support/workerd/agents.ts";
 
 const PUBKEY = "ed25519:A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg=";
 // Same 32 bytes: the last base64 char's two unused bits are set ("g" = 100000, "h" = 100001).
@@ -12,8 +13,8 @@ describe("parsePublicKey", () => {
     expect(parsePublicKey(PUBKEY)?.length).toBe(32);
   });
 
-  it("refuses a second spelling of the same key, which would derive a different agent id", () => {
-    expect(agentIdFor(PUBKEY_NON_CANONICAL)).not.toBe(agentIdFor(PUBKEY));
+  it("refuses a second spelling of the same key, which would derive a different agent id", async () => {
+    expect(await agentIdFor(PUBKEY_NON_CANONICAL)).not.toBe(await agentIdFor(PUBKEY));
     expect(parsePublicKey(PUBKEY_NON_CANONICAL)).toBeNull();
   });
 
@@ -36,16 +37,27 @@ describe("parsePublicKey", () => {
 });
 
 describe("ids", () => {
-  it("agent ids are ag_ + 12 lowercase hex", () => {
-    expect(isAgentId(agentIdFor(PUBKEY))).toBe(true);
+  it("agent ids are ag_ + 12 lowercase hex", async () => {
+    expect(isAgentId(await agentIdFor(PUBKEY))).toBe(true);
     for (const bad of ["ag_FF73A0647BBC", "ag_ff73a0647bb", "ag_ff73a0647bbcd", "rm_ff73a0647bbc", 1]) expect(isAgentId(bad)).toBe(false);
   });
 
-  it("default key ids are k_ + 12 hex, stable per key text", () => {
-    expect(defaultKeyIdFor(PUBKEY)).toMatch(/^k_[0-9a-f]{12}$/);
-    expect(defaultKeyIdFor(PUBKEY)).toBe(defaultKeyIdFor(PUBKEY));
-    expect(isKeyId(defaultKeyIdFor(PUBKEY))).toBe(true);
+  it("default key ids are k_ + 12 hex, stable per key text", async () => {
+    expect(await defaultKeyIdFor(PUBKEY)).toMatch(/^k_[0-9a-f]{12}$/);
+    expect(await defaultKeyIdFor(PUBKEY)).toBe(await defaultKeyIdFor(PUBKEY));
+    expect(isKeyId(await defaultKeyIdFor(PUBKEY))).toBe(true);
     expect(isKeyId("k_")).toBe(false);
     expect(isKeyId("key_1")).toBe(false);
+  });
+});
+
+describe("the test agents' own derivation (test/support/workerd/agents.ts, node:crypto)", () => {
+  it("gives the protocol's ag_ ids and default key ids, so the tests' agents are what a client makes", async () => {
+    for (let i = 0; i < 20; i++) {
+      const key = formatPublicKey(publicKeyFromSeed(generateSeed()));
+      expect(testAgentIdFor(key)).toBe(await agentIdFor(key));
+      expect(testKeyIdFor(key)).toBe(await defaultKeyIdFor(key));
+    }
+    expect(testAgentIdFor(PUBKEY)).toBe(await agentIdFor(PUBKEY));
   });
 });

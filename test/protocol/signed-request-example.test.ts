@@ -81,18 +81,18 @@ function headerLines(headers: Record<string, string>): string {
 }
 
 describe("docs/protocol.md, Identities", () => {
-  it("derives the key text, agent id and default key id from the seed", () => {
+  it("derives the key text, agent id and default key id from the seed", async () => {
     expect(formatPublicKey(publicKeyFromSeed(seed))).toBe(PUBLIC_KEY);
-    expect(agentIdFor(PUBLIC_KEY)).toBe(AGENT_ID);
+    expect(await agentIdFor(PUBLIC_KEY)).toBe(AGENT_ID);
     expect(toHex(sha256(utf8(PUBLIC_KEY.slice("ed25519:".length)))).slice(0, 12)).toBe(AGENT_ID.slice(3));
-    expect(defaultKeyIdFor(PUBLIC_KEY)).toBe(DEFAULT_KEY_ID);
+    expect(await defaultKeyIdFor(PUBLIC_KEY)).toBe(DEFAULT_KEY_ID);
     for (const value of [SEED_B64, PUBLIC_KEY, AGENT_ID, DEFAULT_KEY_ID]) expect(doc).toContain(value);
   });
 });
 
 describe("docs/protocol.md, Signed requests: the worked example", () => {
-  it("builds the six-line signing input, with no trailing newline", () => {
-    const input = requestSigningInput(EXAMPLE);
+  it("builds the six-line signing input, with no trailing newline", async () => {
+    const input = await requestSigningInput(EXAMPLE);
     expect(decodeUtf8(input)).toBe(SIGNING_INPUT);
     expect(input.length).toBe(SIGNING_INPUT_BYTES);
     expect(input[input.length - 1]).not.toBe(0x0a);
@@ -105,7 +105,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
   });
 
   it("signs to the documented signature with the pure-JS and the WebCrypto signer", async () => {
-    const input = requestSigningInput(EXAMPLE);
+    const input = await requestSigningInput(EXAMPLE);
     expect(toBase64(signWithSeed(seed, input))).toBe(SIGNATURE);
     expect(toBase64(await (await importSigningKey(seed))(input))).toBe(SIGNATURE);
     expect(doc).toContain(codeBlock(SIGNATURE));
@@ -114,7 +114,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
   it("verifies with verifyWebCrypto, and stops verifying when any line changes", async () => {
     const key = parsePublicKey(PUBLIC_KEY)!;
     const signature = fromBase64(SIGNATURE)!;
-    expect(await verifyWebCrypto(key, requestSigningInput(EXAMPLE), signature)).toBe(true);
+    expect(await verifyWebCrypto(key, await requestSigningInput(EXAMPLE), signature)).toBe(true);
     const changed: RequestToSign[] = [
       { ...EXAMPLE, method: "PUT" },
       { ...EXAMPLE, pathWithQuery: "/inbox/ag_ff73a0647bbc/messages?after=42&limit=50&timeout=25" },
@@ -122,7 +122,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
       { ...EXAMPLE, nonce: "0123456789abcdef0123456789abcdee" },
       { ...EXAMPLE, body: utf8("{}") },
     ];
-    for (const request of changed) expect(await verifyWebCrypto(key, requestSigningInput(request), signature)).toBe(false);
+    for (const request of changed) expect(await verifyWebCrypto(key, await requestSigningInput(request), signature)).toBe(false);
     expect(await verifyWebCrypto(key, utf8(SIGNING_INPUT + "\n"), signature)).toBe(false);
   });
 
@@ -144,7 +144,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
     expect(headers[REQUEST_HEADERS.timestamp]).toBe(String(EXAMPLE.timestamp));
     const nonce = headers[REQUEST_HEADERS.nonce]!;
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{16,128}$/);
-    const input = requestSigningInput({ ...EXAMPLE, nonce });
+    const input = await requestSigningInput({ ...EXAMPLE, nonce });
     expect(await verifyWebCrypto(parsePublicKey(PUBLIC_KEY)!, input, fromBase64(headers[REQUEST_HEADERS.signature]!)!)).toBe(true);
   });
 
@@ -165,7 +165,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
   it("signs the query raw, as sent: a percent-encoded spelling of the same query is another request", async () => {
     const raw = "/inbox/ag_ff73a0647bbc/messages?after=%34%31&limit=50&timeout=25";
     const headersFor = async (pathWithQuery: string) => {
-      const input = requestSigningInput({ ...EXAMPLE, pathWithQuery });
+      const input = await requestSigningInput({ ...EXAMPLE, pathWithQuery });
       return {
         [REQUEST_HEADERS.key]: PUBLIC_KEY,
         [REQUEST_HEADERS.timestamp]: String(EXAMPLE.timestamp),
@@ -185,7 +185,7 @@ describe("docs/protocol.md, Signed requests: the worked example", () => {
 
 describe("docs/protocol.md, Envelopes: the reference values", () => {
   it("builds the nine-line input and signs it to the documented sig.value", async () => {
-    const draft = draftEnvelope({
+    const draft = await draftEnvelope({
       msg_id: "00000000-0000-4000-8000-000000000001",
       ts: 1700000000,
       from: AGENT_ID,
@@ -196,7 +196,7 @@ describe("docs/protocol.md, Envelopes: the reference values", () => {
       payload: { text: "hello" },
     });
     expect(decodeUtf8(signingInput(draft))).toBe(ENVELOPE_INPUT);
-    expect(payloadHash({})).toBe(HASH_EMPTY_PAYLOAD);
+    expect(await payloadHash({})).toBe(HASH_EMPTY_PAYLOAD);
     const envelope = await signEnvelope(draft, "k_test", sign);
     expect(envelope.sig.value).toBe(ENVELOPE_SIG);
     expect(doc).toContain(codeBlock(ENVELOPE_INPUT));

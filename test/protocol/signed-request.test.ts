@@ -36,11 +36,11 @@ function firstLine(bytes: Uint8Array): string {
 }
 
 describe("requestSigningInput", () => {
-  it("is deterministic", () => {
-    expect(requestSigningInput({ ...base, body: base.body.slice() })).toEqual(requestSigningInput(base));
+  it("is deterministic", async () => {
+    expect(await requestSigningInput({ ...base, body: base.body.slice() })).toEqual(await requestSigningInput(base));
   });
 
-  it("changes with every signed part", () => {
+  it("changes with every signed part", async () => {
     const variants: RequestToSign[] = [
       { ...base, method: "POST" },
       { ...base, pathWithQuery: "/inbox/ag_ff73a0647bbc?x=1" },
@@ -50,30 +50,30 @@ describe("requestSigningInput", () => {
       { ...base, body: utf8('{"keys":[1]}') },
       { ...base, body: new Uint8Array(0) },
     ];
-    const texts = new Set([base, ...variants].map((r) => decodeUtf8(requestSigningInput(r))));
+    const texts = new Set(await Promise.all([base, ...variants].map(async (r) => decodeUtf8(await requestSigningInput(r)))));
     expect(texts.size).toBe(variants.length + 1);
   });
 
-  it("binds the body by its sha256, so the input stays small for large bodies", () => {
-    const input = decodeUtf8(requestSigningInput({ ...base, body: new Uint8Array(1 << 20) }))!;
+  it("binds the body by its sha256, so the input stays small for large bodies", async () => {
+    const input = decodeUtf8(await requestSigningInput({ ...base, body: new Uint8Array(1 << 20) }))!;
     expect(input.split("\n").at(-1)).toMatch(/^[0-9a-f]{64}$/);
     expect(input.length).toBeLessThan(300);
   });
 });
 
 describe("signing inputs cannot collide across purposes", () => {
-  const envelopeInput = signingInput(draftEnvelope({ from: "ag_a", to: "ag_b", type: "message", payload: {} }));
+  const envelopeInput = async () => signingInput(await draftEnvelope({ from: "ag_a", to: "ag_b", type: "message", payload: {} }));
 
-  it("each starts with its own tag line", () => {
-    expect(firstLine(requestSigningInput(base))).toBe("clawrelay-request/1");
+  it("each starts with its own tag line", async () => {
+    expect(firstLine(await requestSigningInput(base))).toBe("clawrelay-request/1");
     expect(firstLine(connectSigningInput("ag_ff73a0647bbc", "nonce"))).toBe("clawrelay-connect/1");
-    expect(firstLine(envelopeInput)).toBe("a2a/0.1");
+    expect(firstLine(await envelopeInput())).toBe("a2a/0.1");
   });
 
-  it("keeps its tag even when the caller-chosen fields imitate another input", () => {
+  it("keeps its tag even when the caller-chosen fields imitate another input", async () => {
     // Fields with embedded newlines and other tags cannot move the first line.
     const forgedConnect = connectSigningInput("clawrelay-request/1\nPUT", "a2a/0.1\nx");
-    const forgedRequest = requestSigningInput({ ...base, method: "clawrelay-connect/1\nag_x", pathWithQuery: "a2a/0.1" });
+    const forgedRequest = await requestSigningInput({ ...base, method: "clawrelay-connect/1\nag_x", pathWithQuery: "a2a/0.1" });
     expect(firstLine(forgedConnect)).toBe("clawrelay-connect/1");
     expect(firstLine(forgedRequest)).toBe("clawrelay-request/1");
     expect(forgedConnect).not.toEqual(forgedRequest);
@@ -83,7 +83,7 @@ describe("signing inputs cannot collide across purposes", () => {
     const key = publicKeyFromSeed(seed);
     const connectSig = sign(connectSigningInput("ag_a", base.nonce));
     expect(await verifyWebCrypto(key, connectSigningInput("ag_a", base.nonce), connectSig)).toBe(true);
-    expect(await verifyWebCrypto(key, requestSigningInput(base), connectSig)).toBe(false);
+    expect(await verifyWebCrypto(key, await requestSigningInput(base), connectSig)).toBe(false);
   });
 });
 
@@ -100,9 +100,9 @@ describe("signedRequestHeaders", () => {
     expect(signature.length).toBe(64);
     const key = parsePublicKey(headers[REQUEST_HEADERS.key])!;
     const signed = { ...base, timestamp: 1700000000, nonce };
-    expect(await verifyWebCrypto(key, requestSigningInput(signed), signature)).toBe(true);
-    expect(await verifyWebCrypto(key, requestSigningInput({ ...signed, pathWithQuery: "/inbox/ag_000000000000" }), signature)).toBe(false);
-    expect(await verifyWebCrypto(key, requestSigningInput({ ...signed, body: utf8("{}") }), signature)).toBe(false);
+    expect(await verifyWebCrypto(key, await requestSigningInput(signed), signature)).toBe(true);
+    expect(await verifyWebCrypto(key, await requestSigningInput({ ...signed, pathWithQuery: "/inbox/ag_000000000000" }), signature)).toBe(false);
+    expect(await verifyWebCrypto(key, await requestSigningInput({ ...signed, body: utf8("{}") }), signature)).toBe(false);
   });
 
   it("uses a fresh nonce per request", async () => {

@@ -47,22 +47,22 @@ describe("Agentline test vector", () => {
     expect(parsePublicKey(PUBKEY)).toEqual(publicKeyFromSeed(seed));
   });
 
-  it("derives the agent id from the base64 text, with or without the ed25519: prefix", () => {
-    expect(agentIdFor(PUBKEY)).toBe(AGENT_ID);
-    expect(agentIdFor(PUBKEY.slice("ed25519:".length))).toBe(AGENT_ID);
+  it("derives the agent id from the base64 text, with or without the ed25519: prefix", async () => {
+    expect(await agentIdFor(PUBKEY)).toBe(AGENT_ID);
+    expect(await agentIdFor(PUBKEY.slice("ed25519:".length))).toBe(AGENT_ID);
   });
 
-  it("hashes payloads", () => {
-    expect(payloadHash({ text: "hello" })).toBe(HASH_HELLO);
-    expect(payloadHash({})).toBe(HASH_EMPTY);
+  it("hashes payloads", async () => {
+    expect(await payloadHash({ text: "hello" })).toBe(HASH_HELLO);
+    expect(await payloadHash({})).toBe(HASH_EMPTY);
   });
 
   it("canonicalizes with JCS (RFC 8785): sorted keys at every depth, arrays in order", () => {
     expect(jcs({ z: { y: 1, x: 2 }, a: [3, 4] })).toBe('{"a":[3,4],"z":{"x":2,"y":1}}');
   });
 
-  it("builds the nine-line signing input", () => {
-    const unsigned = draft();
+  it("builds the nine-line signing input", async () => {
+    const unsigned = await draft();
     expect(unsigned.payload_hash).toBe(HASH_HELLO);
     expect(decodeUtf8(signingInput(unsigned))).toBe(
       ["a2a/0.1", "00000000-0000-4000-8000-000000000001", "1700000000", AGENT_ID, "ag_000000000000", "message", "", "3600", HASH_HELLO].join("\n"),
@@ -70,17 +70,17 @@ describe("Agentline test vector", () => {
   });
 
   it("signs to the vector's sig.value with the pure-JS signer", async () => {
-    const envelope = await signEnvelope(draft(), "k_test", (m) => signWithSeed(seed, m));
+    const envelope = await signEnvelope(await draft(), "k_test", (m) => signWithSeed(seed, m));
     expect(envelope.sig).toEqual({ alg: "ed25519", key_id: "k_test", value: SIG });
   });
 
   it("signs to the same value with the WebCrypto signer (Ed25519 is deterministic)", async () => {
-    const envelope = await signEnvelope(draft(), "k_test", await importSigningKey(seed));
+    const envelope = await signEnvelope(await draft(), "k_test", await importSigningKey(seed));
     expect(envelope.sig.value).toBe(SIG);
   });
 
   it("verifies on both paths, and the signed envelope parses", async () => {
-    const envelope = parseEnvelope(JSON.parse(JSON.stringify(await signEnvelope(draft(), "k_test", (m) => signWithSeed(seed, m)))));
+    const envelope = parseEnvelope(JSON.parse(JSON.stringify(await signEnvelope(await draft(), "k_test", (m) => signWithSeed(seed, m)))));
     const sig = signatureBytes(envelope)!;
     const key = parsePublicKey(PUBKEY)!;
     expect(sig).toEqual(fromBase64(SIG));
@@ -89,7 +89,7 @@ describe("Agentline test vector", () => {
   });
 
   it("stops verifying once any signed field changes", async () => {
-    const envelope = await signEnvelope(draft(), "k_test", (m) => signWithSeed(seed, m));
+    const envelope = await signEnvelope(await draft(), "k_test", (m) => signWithSeed(seed, m));
     const sig = fromBase64(SIG)!;
     const key = parsePublicKey(PUBKEY)!;
     for (const changed of [{ ...envelope, ts: 1700000001 }, { ...envelope, reply_to: "x" }, { ...envelope, ttl_sec: 3601 }]) {

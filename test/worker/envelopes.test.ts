@@ -36,7 +36,7 @@ describe("signed envelope intake", () => {
   it("verifies an a2a/0.2 envelope over the eleven fields: topic and goal are kept, and changing either breaks the signature", async () => {
     const inbox = await claimInbox();
     const alice = await registeredAgent();
-    const unsigned = { ...draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "on topic" } }), v: "a2a/0.2" as const, topic: "deploy", goal: "ship friday" };
+    const unsigned = { ...(await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "on topic" } })), v: "a2a/0.2" as const, topic: "deploy", goal: "ship friday" };
     const envelope = await signEnvelope(unsigned, alice.keyId, alice.sign);
     expect((await postEnvelope(envelope)).status).toBe(202);
     const { messages } = await poll(inbox.agent);
@@ -106,7 +106,7 @@ describe("signed envelope intake", () => {
 
   it("refuses unsigned hub-made envelopes posted directly", async () => {
     const inbox = await claimInbox();
-    const draft = draftEnvelope({ from: "hub", to: inbox.agent.id, type: "system", payload: { text: "hi" } });
+    const draft = await draftEnvelope({ from: "hub", to: inbox.agent.id, type: "system", payload: { text: "hi" } });
     const res = await postEnvelope({ ...draft, sig: { alg: "ed25519", key_id: "hub", value: "" } });
     expect(res.status).toBe(400);
     expect(await errorCode(res)).toBe("unsigned_envelope_refused");
@@ -116,7 +116,7 @@ describe("signed envelope intake", () => {
     const inbox = await claimInbox();
     const alice = await registeredAgent();
     const mallory = newAgent();
-    const draft = draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "hi" } });
+    const draft = await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "hi" } });
     const forged = await signEnvelope(draft, alice.keyId, mallory.sign);
     expect(await errorCode(await postEnvelope(forged))).toBe("invalid_signature");
   });
@@ -135,7 +135,7 @@ describe("signed envelope intake", () => {
     const inbox = await claimInbox();
     const alice = await registeredAgent();
     const envelope = await envelopeFrom(alice, inbox.agent.id, { payload: { b: 1, a: { d: [1, 2], c: "x" } } });
-    expect(envelope.payload_hash).toBe(payloadHash({ a: { c: "x", d: [1, 2] }, b: 1 }));
+    expect(envelope.payload_hash).toBe(await payloadHash({ a: { c: "x", d: [1, 2] }, b: 1 }));
     expect((await postEnvelope(envelope)).status).toBe(202);
   });
 });

@@ -50,7 +50,7 @@ describe("bridging the webhook era's flat bodies", () => {
     const inbox = await webhookInbox();
     const alice = await registeredAgent();
     const room = `rm_dm_${[alice.id, inbox.agent.id].sort().join("_")}`;
-    const envelope = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "hello bob" } }));
+    const envelope = await signedBy(alice, await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "hello bob" } }));
     const res = await postHook(inbox, "botcord_inbox/agent", flatBody(alice, "Alice", "hello bob", await hubSessionKey(room, null)));
     expect(res.status).toBe(202);
     const { id } = (await res.json()) as { id: number };
@@ -72,8 +72,8 @@ describe("bridging the webhook era's flat bodies", () => {
     const inbox = await webhookInbox();
     const alice = await registeredAgent();
     const room = "rm_a87d2c264b86";
-    const withTopic = await signedBy(alice, { ...draftEnvelope({ from: alice.id, to: room, type: "message", payload: { text: "room hello" } }) });
-    const plain = await signedBy(alice, { ...draftEnvelope({ from: alice.id, to: room, type: "message", payload: { text: "room hello" } }) });
+    const withTopic = await signedBy(alice, { ...(await draftEnvelope({ from: alice.id, to: room, type: "message", payload: { text: "room hello" } })) });
+    const plain = await signedBy(alice, { ...(await draftEnvelope({ from: alice.id, to: room, type: "message", payload: { text: "room hello" } })) });
     const header = `[群聊「Project Alpha」(${room}) | 3人: Alice, Carol, Bob | 权限: member, 可发言]\n`;
     const a = (await (await postHook(inbox, "botcord_inbox/agent", flatBody(alice, "Alice", "room hello", await hubSessionKey(room, "design"), `${header}【Topic: design】\n`))).json()) as { id: number };
     const b = (await (await postHook(inbox, "agentgram_inbox/agent", flatBody(alice, "Alice", "room hello", `agentline:${room}`, header))).json()) as { id: number };
@@ -87,7 +87,7 @@ describe("bridging the webhook era's flat bodies", () => {
   it("does not name a body by a record of another room, and refuses a sender the inbox blocks before storing", async () => {
     const alice = await registeredAgent();
     const inbox = await webhookInbox();
-    const envelope = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "where?" } }));
+    const envelope = await signedBy(alice, await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "where?" } }));
     const res = await postHook(inbox, "botcord_inbox/agent", flatBody(alice, "Alice", "where?", await hubSessionKey("rm_elsewhere", null)));
     const { id } = (await res.json()) as { id: number };
     await scriptHistory(inbox.agent.id, [historyRecord(envelope, `rm_dm_${[alice.id, inbox.agent.id].sort().join("_")}`)]);
@@ -106,8 +106,8 @@ describe("bridging the webhook era's flat bodies", () => {
     const alice = await registeredAgent();
     const room = `rm_dm_${[alice.id, inbox.agent.id].sort().join("_")}`;
     const body = flatBody(alice, "Alice", "same words", await hubSessionKey(room, null));
-    const first = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
-    const second = await signedBy(alice, draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
+    const first = await signedBy(alice, await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
+    const second = await signedBy(alice, await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text: "same words" } }));
     const count = () => runInDurableObject(stub(inbox), (o) => o.store.queueStats().count);
     await postHook(inbox, "botcord_inbox/agent", body);
     await scriptHistory(inbox.agent.id, [historyRecord(first, room)]);

@@ -17,8 +17,8 @@ afterEach(closeAllSockets);
 
 const bodyOf = (frame: DeliveryFrame) => JSON.parse(frame.body) as Record<string, unknown>;
 
-function dm(sender: TestAgent, to: string, text: string, extra: Record<string, unknown> = {}) {
-  return signedBy(sender, { ...draftEnvelope({ from: sender.id, to, type: "message", payload: { text } }), ...extra } as never);
+async function dm(sender: TestAgent, to: string, text: string, extra: Record<string, unknown> = {}) {
+  return signedBy(sender, { ...(await draftEnvelope({ from: sender.id, to, type: "message", payload: { text } })), ...extra } as never);
 }
 
 describe("pulling from today's hub", () => {
@@ -33,11 +33,11 @@ describe("pulling from today's hub", () => {
       inboxRecord(await dm(alice, me, "signed topic", { v: "a2a/0.2", topic: "plan", goal: "ship" }), { topic: "plan", topic_id: "tp_1", goal: "ship" }),
       inboxRecord(await dm(alice, room, "hello room"), { room_id: room, room_name: "Project", room_member_count: 3, room_member_names: ["Alice", "Bob", "Carol"], my_role: "member", my_can_send: true }),
       // The owner's chat on the dashboard: unsigned, "from" the agent itself (inbox-record-dashboard.json).
-      inboxRecord({ ...draftEnvelope({ from: me, to: me, type: "message", payload: { text: "hi, your owner" } }), payload_hash: "", sig: { alg: "ed25519", key_id: "dashboard", value: "" } },
+      inboxRecord({ ...(await draftEnvelope({ from: me, to: me, type: "message", payload: { text: "hi, your owner" } })), payload_hash: "", sig: { alg: "ed25519", key_id: "dashboard", value: "" } },
         { room_id: "rm_oc_9fb5280fa45e0ac9", room_member_count: 2, source_type: "dashboard_user_chat", source_user_name: "bobowner", source_session_kind: "owner_chat" }),
-      inboxRecord({ ...draftEnvelope({ from: human, to: `rm_dm_${me}_${human}`, type: "message", payload: { text: "hello from a human" } }), payload_hash: "", sig: { alg: "ed25519", key_id: "dashboard-human", value: "" } },
+      inboxRecord({ ...(await draftEnvelope({ from: human, to: `rm_dm_${me}_${human}`, type: "message", payload: { text: "hello from a human" } })), payload_hash: "", sig: { alg: "ed25519", key_id: "dashboard-human", value: "" } },
         { room_id: `rm_dm_${me}_${human}`, room_member_count: 2, source_type: "dashboard_human_room", source_user_name: "Hana", source_session_kind: "room_human" }),
-      inboxRecord({ ...draftEnvelope({ from: "hub", to: me, type: "system", payload: { text: "[BotCord Hub] Welcome!" } }), sig: { alg: "ed25519", key_id: "hub", value: "" } }, { room_id: null, room_member_count: null }),
+      inboxRecord({ ...(await draftEnvelope({ from: "hub", to: me, type: "system", payload: { text: "[BotCord Hub] Welcome!" } })), sig: { alg: "ed25519", key_id: "hub", value: "" } }, { room_id: null, room_member_count: null }),
     ];
     await scriptInbox(me, records);
     await alarm(inbox);

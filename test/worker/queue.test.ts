@@ -1,5 +1,5 @@
 // The owner's view of an inbox (docs/protocol.md, "The owner's queue API"): list messages by state, show one with its body,
-// replay a dead one under a new id, drop any one; every call signed by a key of the inbox.
+// replay a dead one under a new id, drop one the agent is not delivering; every call signed by a key of the inbox.
 import { afterEach, describe, expect, it } from "vitest";
 import { signedRequestHeaders, toBase64 } from "../../protocol/index.ts";
 import {
@@ -189,6 +189,9 @@ describe("replay", () => {
     await client.auth(inbox.agent);
     await client.messages(2);
     await rejected(client, sent[0]!.id);
+    // Sent messages are not dropped (409 in_flight): the agent lets go of the other one first.
+    client.close();
+    await client.closeEvent();
     for (const [method, path] of [["POST", queuePath(inbox, `/${sent[0]!.id}/replay`)], ["DELETE", queuePath(inbox, `/${sent[1]!.id}`)]] as const) {
       const headers = await signedRequestHeaders(inbox.agent.publicKey, method, path, new Uint8Array(0), (m) => inbox.agent.sign(m));
       const first = await relayFetch(path, { method, headers });
@@ -203,7 +206,7 @@ describe("replay", () => {
 });
 
 describe("drop", () => {
-  it("deletes a message in any state and says which state it was in", async () => {
+  it("deletes a queued or dead message and says which state it was in", async () => {
     const { inbox, sent } = await inboxWithHooks(2);
     const client = await connect(inbox.agent.id);
     await client.auth(inbox.agent, { window: 1 });
@@ -223,16 +226,36 @@ describe("drop", () => {
     expect((await listQueue(inbox.agent)).summary).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null });
   });
 
-  it("dropping a message in flight frees its window slot; its ack is then refused", async () => {
+  it("regression: a message the connected agent is delivering is not dropped but refused 409 in_flight (it answered dropped while the agent kept posting it)", async () => {
     const { inbox, sent } = await inboxWithHooks(2);
     const client = await connect(inbox.agent.id);
     await client.auth(inbox.agent, { window: 1 });
     await client.messages(1);
-    const res = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[0]!.id}`));
-    expect(await res.json()).toEqual({ dropped: sent[0]!.id, was: "queued" });
-    expect(ids(await client.messages(1))).toEqual([sent[1]!.id]);
+    const refused = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[0]!.id}`));
+    expect(refused.status).toBe(409);
+    const error = ((await refused.json()) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("in_flight");
+    expect(error.message).toMatch(/wait/i);
+    // Nothing changed: it is still the agent's, and its ack is taken as usual.
+    expect((await listQueue(inbox.agent)).messages.map((m) => [m.id, m.state])).toEqual([[sent[0]!.id, "sent"], [sent[1]!.id, "queued"]]);
     client.ack(sent[0]!.id);
-    expect(await client.next("error")).toMatchObject({ code: "not_in_flight", id: sent[0]!.id });
+    expect(ids(await client.messages(1))).toEqual([sent[1]!.id]);
+
+    // Once the agent has let go of it (here: disconnected), it is queued and can be dropped.
+    client.close();
+    await client.closeEvent();
+    const dropped = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[1]!.id}`));
+    expect(await dropped.json()).toEqual({ dropped: sent[1]!.id, was: "queued" });
+  });
+
+  it("a message the agent rejected is dead and can be dropped while the agent stays connected", async () => {
+    const { inbox, sent } = await inboxWithHooks(1);
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent, { window: 1 });
+    await client.messages(1);
+    await rejected(client, sent[0]!.id);
+    const res = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[0]!.id}`));
+    expect(await res.json()).toEqual({ dropped: sent[0]!.id, was: "dead" });
   });
 });
 

@@ -13,7 +13,7 @@ import {
   verifyPureJs,
 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
-import { timeOrderedUuid } from "../../worker/intake/receipts.ts";
+import { EMPTY_PAYLOAD_HASH, timeOrderedUuid } from "../../worker/intake/receipts.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, hubReceipts, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
 
@@ -23,7 +23,7 @@ function expectValidAck(ack: Envelope, inbox: ClaimedInbox, original: Envelope):
   expect(ack.to).toBe(original.from);
   expect(ack.reply_to).toBe(original.msg_id);
   expect(ack.payload).toEqual({});
-  expect(ack.payload_hash).toBe(payloadHash({}));
+  expect(ack.payload_hash).toBe(EMPTY_PAYLOAD_HASH);
   expect(ack.sig.key_id).toBe(inbox.agent.receiptKeyId);
   expect(Math.abs(ack.ts - Date.now() / 1000)).toBeLessThan(5);
   const key = parsePublicKey(inbox.agent.receiptPublicKey)!;
@@ -98,6 +98,10 @@ describe("dedup", () => {
 });
 
 describe("receipts", () => {
+  it("every ack's payload_hash, written out in receipts.ts, is payloadHash({})", async () => {
+    expect(EMPTY_PAYLOAD_HASH).toBe(await payloadHash({}));
+  });
+
   it("answers a message with an ack signed by the receipt key, valid under the Agentline rules", async () => {
     const inbox = await claimInbox();
     const alice = newAgent();
@@ -183,7 +187,7 @@ describe("receipts", () => {
 
   it("accepts an unsigned hub-made envelope through the token-authenticated webhook", async () => {
     const inbox = await claimInbox();
-    const draft = draftEnvelope({ from: "hub", to: inbox.agent.id, type: "contact_request", payload: { text: "Alice wants to connect" } });
+    const draft = await draftEnvelope({ from: "hub", to: inbox.agent.id, type: "contact_request", payload: { text: "Alice wants to connect" } });
     const res = await postHook(inbox, "agentgram_inbox/wake", JSON.stringify({ ...draft, sig: { alg: "ed25519", key_id: "hub", value: "" } }));
     expect(res.status).toBe(202);
     expect(((await res.json()) as { ack?: unknown }).ack).toBeUndefined();

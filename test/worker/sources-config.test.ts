@@ -59,7 +59,7 @@ describe("adding and listing sources", () => {
     expect(rows.join("\n")).not.toContain("whsec_abcdefghijklmnop");
     expect(rows.join("\n")).not.toContain(token.secret!);
     expect(rows[0]).toMatch(/"value":"enc:v1:/);
-    expect(rows[2]).toContain(hashTokenSecret(token.secret!));
+    expect(rows[2]).toContain(await hashTokenSecret(token.secret!));
   });
 
   it("a secret stored plain (before the operator set RECEIPT_KEY_SECRET) still verifies, and is sealed when first used", async () => {

@@ -4,10 +4,11 @@
 //   CLAWRELAY_ADMISSION      open (default) | allowlist | token
 //   CLAWRELAY_ALLOWED_AGENTS ag_ ids, separated by commas or spaces (allowlist)
 //   CLAWRELAY_CLAIM_TOKEN    a secret the operator hands out (token): sent as x-clawrelay-claim-token
-// Used by inbox-routes.ts (claims) and directory/routes.ts (publishing); covered by test/worker/admission.test.ts.
-import { CLAIM_TOKEN_HEADER, RelayError, constantTimeEqual, isAgentId, sha256, utf8 } from "../../protocol/index.ts";
+// Used by inbox-routes.ts (claims) and directory/routes.ts (publishing); covered by test/node/admission.e2e.test.ts
+// (a relay started with each setting).
+import { CLAIM_TOKEN_HEADER, RelayError, constantTimeEqual, isAgentId, sha256 } from "../../protocol/index.ts";
 
-export type Admission = { mode: "open" } | { mode: "allowlist"; allow: ReadonlySet<string> } | { mode: "token"; tokenHash: Uint8Array };
+export type Admission = { mode: "open" } | { mode: "allowlist"; allow: ReadonlySet<string> } | { mode: "token"; token: string };
 
 export interface AdmissionEnv {
   CLAWRELAY_ADMISSION?: string;
@@ -30,33 +31,33 @@ export function admissionFrom(env: AdmissionEnv): Admission | RelayError {
   if (mode === "token") {
     const token = env.CLAWRELAY_CLAIM_TOKEN ?? "";
     if (token.length < 16) return closed("this relay's operator chose CLAWRELAY_ADMISSION=token without a CLAWRELAY_CLAIM_TOKEN secret of 16+ characters; claims are closed until it is set");
-    return { mode: "token", tokenHash: sha256(utf8(token)) };
+    return { mode: "token", token };
   }
   return closed(`this relay's operator set CLAWRELAY_ADMISSION to "${mode.slice(0, 40)}"; expected open, allowlist or token. Claims are closed until it is fixed`);
 }
 
 /** Compared by hash, in constant time: the token's length and content do not show in timing. */
-function tokenMatches(admission: Extract<Admission, { mode: "token" }>, presented: string | null): boolean {
-  return presented !== null && constantTimeEqual(sha256(utf8(presented)), admission.tokenHash);
+async function tokenMatches(admission: Extract<Admission, { mode: "token" }>, presented: string | null): Promise<boolean> {
+  return presented !== null && constantTimeEqual(await sha256(presented), await sha256(admission.token));
 }
 
 /**
  * May `agentId` claim a new inbox here? Throws claims_closed saying what would let it in. In token
  * mode the token is needed for the first claim only; an allow-list is checked on every claim.
  */
-export function assertMayClaim(admission: Admission | RelayError, agentId: string, firstClaim: boolean, headers: Headers): void {
+export async function assertMayClaim(admission: Admission | RelayError, agentId: string, firstClaim: boolean, headers: Headers): Promise<void> {
   if (admission instanceof RelayError) throw admission;
   if (admission.mode === "allowlist" && !admission.allow.has(agentId)) {
     throw closed(`this relay admits listed agents only, and ${agentId} is not listed; ask its operator to add it to CLAWRELAY_ALLOWED_AGENTS`);
   }
-  if (admission.mode === "token" && firstClaim && !tokenMatches(admission, headers.get(CLAIM_TOKEN_HEADER))) {
+  if (admission.mode === "token" && firstClaim && !(await tokenMatches(admission, headers.get(CLAIM_TOKEN_HEADER)))) {
     throw closed(`this relay admits new inboxes with its operator's claim token only: send it as ${CLAIM_TOKEN_HEADER} (clawrelay init --claim-token)`);
   }
 }
 
 /** Whether this claim carries the operator's valid claim token (recorded on the inbox for publishing). */
-export function claimHasToken(admission: Admission | RelayError, headers: Headers): boolean {
-  return !(admission instanceof RelayError) && admission.mode === "token" && tokenMatches(admission, headers.get(CLAIM_TOKEN_HEADER));
+export async function claimHasToken(admission: Admission | RelayError, headers: Headers): Promise<boolean> {
+  return !(admission instanceof RelayError) && admission.mode === "token" && (await tokenMatches(admission, headers.get(CLAIM_TOKEN_HEADER)));
 }
 
 /** May `agentId`, whose inbox is claimed here (`admittedByToken` if a token admitted it), publish a card? */

@@ -43,7 +43,7 @@ export async function verifySignedRequest(request: Request, body: Uint8Array, no
     throw unauthorized("invalid_request_signature", `${REQUEST_HEADERS.nonce} must be 16..128 characters of [A-Za-z0-9_-]`);
   }
   const url = new URL(request.url);
-  const input = requestSigningInput({ method: request.method, pathWithQuery: url.pathname + url.search, timestamp, nonce, body });
+  const input = await requestSigningInput({ method: request.method, pathWithQuery: url.pathname + url.search, timestamp, nonce, body });
   const signature = fromBase64(signatureText);
   if (!signature || !(await verifyWebCrypto(raw, input, signature))) {
     throw unauthorized("invalid_request_signature", "the request signature does not verify for this method, path, timestamp, nonce and body");
@@ -65,7 +65,7 @@ export interface OwnedInbox {
 export async function requireOwner(host: OwnedInbox, request: Request, options: { spendNonce: boolean; body?: Uint8Array }): Promise<InboxConfig> {
   const config = host.requireConfig();
   const signed = await verifySignedRequest(request, options.body ?? new Uint8Array(0), Math.floor(Date.now() / 1000));
-  if (!keyMayActFor(config, config.agent_id, signed.publicKey)) {
+  if (!(await keyMayActFor(config, config.agent_id, signed.publicKey))) {
     throw new RelayError(403, "key_not_authorised", `${signed.publicKey} is not a key of this inbox`);
   }
   if (options.spendNonce) {

@@ -1,6 +1,6 @@
 // Webhook tokens: 32 random bytes shown once at claim; only their sha256 is stored, and a presented
 // token is compared by hash in constant time. Deliberately unrelated to the gateway's hooks.token.
-import { constantTimeEqual, randomBytes, sha256, toBase64Url, toHex, utf8 } from "../../protocol/index.ts";
+import { constantTimeEqual, randomBytes, sha256Hex, toBase64Url, utf8 } from "../../protocol/index.ts";
 
 const TOKEN_PREFIX = "crw_";
 
@@ -8,12 +8,12 @@ export function mintWebhookToken(): string {
   return TOKEN_PREFIX + toBase64Url(randomBytes(32));
 }
 
-export function hashWebhookToken(token: string): string {
-  return toHex(sha256(utf8(token)));
+export function hashWebhookToken(token: string): Promise<string> {
+  return sha256Hex(token);
 }
 
-export function webhookTokenMatches(presented: string, storedHash: string): boolean {
-  return constantTimeEqual(utf8(hashWebhookToken(presented)), utf8(storedHash));
+export async function webhookTokenMatches(presented: string, storedHash: string): Promise<boolean> {
+  return constantTimeEqual(utf8(await hashWebhookToken(presented)), utf8(storedHash));
 }
 
 /** The token from `Authorization: Bearer …` or `x-openclaw-token` (what OpenClaw-style senders use). */

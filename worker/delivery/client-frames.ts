@@ -1,9 +1,10 @@
 // What the inbox does with each frame its local agent sends on the WebSocket: auth (the newest
 // connection wins, delivery begins after the agent's cursor), ack, reject, ping, and the hub link's
 // two: hub_pull (the agent saw mail at the hub: a pulling inbox pulls now) and hub_token (the agent
-// holds a newer hub JWT). The Durable Object's webSocketMessage (inbox.ts) hands every frame here
-// inside its guard; covered by test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts
-// and test/worker/hub-token.test.ts.
+// holds a newer hub JWT); a frame over 1 MiB closes the socket with 1009. The Durable Object's
+// webSocketMessage (inbox.ts) hands every frame here inside its guard; covered by
+// test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts,
+// test/worker/websocket-limits.test.ts and test/worker/hub-token.test.ts.
 import { CLOSE_CODES, parseClientFrame } from "../../protocol/index.ts";
 import { effectivePrefix } from "../hub/hub-link.ts";
 import { pullFromHub } from "../hub/hub-pull.ts";
@@ -11,6 +12,7 @@ import type { PullHost } from "../hub/hub-pull.ts";
 import { heldHubToken, offerHubToken, tokenFrame } from "../hub/hub-token.ts";
 import { hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
+import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES, frameTooLarge } from "./socket-limits.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, stateOf } from "./socket-session.ts";
 
 /** What answering a frame needs of its inbox. */
@@ -20,6 +22,11 @@ export interface FrameHost extends PullHost {
 }
 
 export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+  // Frames past 32 MiB never get here: the runtime refuses them (socket-limits.ts, answerSocketError).
+  if (frameTooLarge(data)) {
+    send(ws, { type: "error", code: "frame_too_large", message: `a frame is at most ${MAX_CLIENT_FRAME_BYTES} bytes (the protocol's are a few hundred); this one was larger` });
+    return closeSocket(ws, CLOSE_MESSAGE_TOO_BIG, "frame_too_large");
+  }
   const frame = typeof data === "string" ? parseClientFrame(data) : null;
   const state = stateOf(ws);
   if (!frame || !state) {

@@ -1,7 +1,8 @@
 // What the inbox's owner can see and do with stored messages: list them by state, show one with its
-// body, replay a dead one, drop any one. Every call is a signed request by a key of the inbox
-// (docs/protocol.md, "Signed requests"); replay and drop also spend their nonce, so a captured request cannot
-// be played again. Mounted by inbox-routes.ts; covered by test/worker/queue.test.ts.
+// body, replay a dead one, drop one that is not in the connected agent's hands. Every call is a signed
+// request by a key of the inbox (docs/protocol.md, "Signed requests"); replay and drop also spend their
+// nonce, so a captured request cannot be played again. Mounted by inbox-routes.ts; covered by
+// test/worker/queue.test.ts.
 import { Hono } from "hono";
 import { RelayError } from "../../protocol/index.ts";
 import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
@@ -117,10 +118,13 @@ export function queueRoutes(host: QueueHost): Hono {
   app.delete("/inbox/:agent_id/queue/:id", async (c) => {
     await requireOwner(host, c.req.raw, { spendNonce: true });
     const id = messageId(c.req.param("id"));
-    const was = host.store.drop(id);
+    // The agent holding it would still post it (and retry it) into the gateway: deleting it here could
+    // not take it back, so a drop that says "dropped" while it goes on being delivered is refused.
+    const was = host.store.drop(id, host.inFlight());
+    if (was === "in_flight") {
+      throw new RelayError(409, "in_flight", `message ${id} is sent: the connected agent is delivering it now. Wait until the gateway takes it (then it is gone) or refuses it (then it is dead, and can be dropped); or stop the agent, after which it is queued and can be dropped`);
+    }
     if (!was) throw notFound(id);
-    // A dropped message in the agent's window frees its slot.
-    host.wakeConsumers();
     return c.json({ dropped: id, was });
   });
 

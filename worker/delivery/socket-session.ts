@@ -25,7 +25,8 @@ import type { InFlight } from "../storage/stored-message.ts";
  * flight on it. `from` is the cursor it authenticated with (sockets from before it existed lack it).
  */
 export type SocketState =
-  | { authed: false; nonce: string; deadline: number }
+  /** `closedAt`: when the server sent its close frame (socket-limits.ts ends the connection if the peer never answers). */
+  | { authed: false; nonce: string; deadline: number; closedAt?: number }
   | { authed: true; from?: number; sentUpTo: number; window: number };
 
 /**
@@ -42,8 +43,15 @@ export function send(ws: WebSocket, frame: ServerFrame): boolean {
   }
 }
 
-/** Closes with a reason, ignoring a socket that is already closing. */
-export function closeSocket(ws: WebSocket, code: number, reason: string): void {
+/**
+ * Closes with a reason, ignoring a socket that is already closing. An unauthenticated socket keeps
+ * when, so the alarm can end its connection if the peer never answers (socket-limits.ts).
+ */
+export function closeSocket(ws: WebSocket, code: number, reason: string, nowMs = Date.now()): void {
+  const state = stateOf(ws);
+  if (state && !state.authed && state.closedAt === undefined && ws.readyState === WebSocket.OPEN) {
+    ws.serializeAttachment({ ...state, closedAt: nowMs } satisfies SocketState);
+  }
   try {
     ws.close(code, reason);
   } catch {
@@ -73,7 +81,7 @@ export function closeIfAuthOverdue(ws: WebSocket, nowMs: number): number | null 
   if (!state || state.authed) return null;
   if (state.deadline > nowMs) return state.deadline;
   send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${AUTH_DEADLINE_MS / 1000} s of the challenge` });
-  closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout");
+  closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout", nowMs);
   return null;
 }
 
@@ -88,7 +96,7 @@ export async function authenticate(
   const ok =
     !!key &&
     !!signature &&
-    keyMayActFor(config, config.agent_id, frame.key) &&
+    (await keyMayActFor(config, config.agent_id, frame.key)) &&
     (await verifyWebCrypto(key, connectSigningInput(config.agent_id, state.nonce), signature));
   if (!ok) {
     send(ws, { type: "error", code: "auth_failed", message: `sign "clawrelay-connect/1\\n${config.agent_id}\\n<nonce>" with a key of this inbox` });

@@ -23,7 +23,7 @@ function directory(env: Env) {
 async function assertMayActFor(env: Env, agentId: string, publicKey: string, publishing: boolean): Promise<void> {
   const inbox = await env.INBOX.getByName(agentId).authorises(publicKey);
   if (!inbox.claimed) throw new RelayError(409, "inbox_not_claimed", `claim the inbox of ${agentId} first: the directory sends tasks there`);
-  if (!inbox.allowed && agentIdFor(publicKey) !== agentId) {
+  if (!inbox.allowed && (await agentIdFor(publicKey)) !== agentId) {
     throw new RelayError(403, "key_not_authorised", `${publicKey} may not act for ${agentId}`);
   }
   if (publishing) assertMayPublish(admissionFrom(env), agentId, inbox.admittedByToken);

@@ -7,7 +7,7 @@
 // original under the usual rules, records its msg_id (so the hub sending it again is a duplicate) and
 // acknowledges it at /hub/receipt. Covered by test/node/hub-link.e2e.test.ts (stand-in hub playing the
 // real one's order) and test/worker/hub-bridge.test.ts.
-import { RelayError, messageBody, parseEnvelope, parseFlatHubBody, prefixOfSubpath, sessionKeyNamesRoom, sha256, toHex, utf8 } from "../../protocol/index.ts";
+import { RelayError, messageBody, parseEnvelope, parseFlatHubBody, prefixOfSubpath, sessionKeyNamesRoom, sha256Hex, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import { hubLinkOf, policyRefusal } from "../inbox-config.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "../intake/intake.ts";
@@ -15,6 +15,7 @@ import type { Answer, Arrival, IntakeContext } from "../intake/intake.ts";
 import type { BridgeClaim, HubState } from "./hub-link.ts";
 import { HubCallError, fetchHubHistory } from "./hub-client.ts";
 import type { HubRecord } from "./hub-client.ts";
+import { REFUSED } from "./hub-page.ts";
 import { withHubToken } from "./hub-token.ts";
 import type { TokenHost } from "./hub-token.ts";
 
@@ -44,7 +45,7 @@ export function update(host: { store: TokenHost["store"] }, change: (state: HubS
   return state;
 }
 
-const textHash = (text: string) => toHex(sha256(utf8(text)));
+const textHash = (text: string) => sha256Hex(text);
 /** Held claims share seq 0: a claim is told apart by when it came and what it says as well. */
 const claimKey = (c: BridgeClaim) => `${c.seq}/${c.at}/${c.sender}/${c.text_hash}`;
 
@@ -61,13 +62,13 @@ export async function acceptFlatHubHook(host: HubHost, arrival: Extract<Arrival,
   // The inbox's block- and allow-lists hold for the sender the hub names, before anything is stored.
   const refusal = policyRefusal(config.policy, flat.sender);
   if (refusal) throw refusal;
-  const bodyHash = toHex(sha256(arrival.body));
+  const bodyHash = await sha256Hex(arrival.body);
   const recent = host.store.loadHubState().recent_bodies.filter((b) => nowMs - b.at < RECENT_BODY_MS);
   // The same bytes again: the hub's resend after a lost 2xx, or a second identical message. Held until
   // the history tells them apart, so a resend does not run twice at the gateway.
   const hold = recent.some((b) => b.hash === bodyHash) && arrival.body.byteLength <= MAX_HELD_BYTES;
   const answer: Answer = hold ? { queued: true, id: 0, held: true } : await acceptOpaqueHook(host.intake(nowMs), arrival, flat.sender);
-  const claim: BridgeClaim = { seq: answer.id, sender: flat.sender, text_hash: textHash(flat.text), session_key: flat.sessionKey, at: nowMs };
+  const claim: BridgeClaim = { seq: answer.id, sender: flat.sender, text_hash: await textHash(flat.text), session_key: flat.sessionKey, at: nowMs };
   if (hold) claim.held = { text: new TextDecoder().decode(arrival.body), subpath: arrival.subpath, content_type: arrival.contentType };
   const due = nowMs + FIRST_LOOK_MS;
   update(host, (state) => {
@@ -101,7 +102,7 @@ function isOurs(envelope: Envelope, record: HubRecord, agentId: string): boolean
 }
 
 async function claimFor(claims: BridgeClaim[], envelope: Envelope, record: HubRecord, exact: boolean): Promise<BridgeClaim | undefined> {
-  const hash = exact ? textHash(messageBody(envelope.payload)) : null;
+  const hash = exact ? await textHash(messageBody(envelope.payload)) : null;
   const room = typeof record.room_id === "string" ? record.room_id : null;
   const topic = typeof record.topic === "string" ? record.topic : null;
   for (const claim of claims) {
@@ -165,6 +166,9 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
     let settledUpTo = start.history_cursor;
     let open = false;
     for (const record of records) {
+      // A record the strict read refused (hub-page.ts) has no envelope to match: passed over, said.
+      const refused = record[REFUSED];
+      if (refused) problems.push(`${record.hub_msg_id}: passed over, the hub's record is not JSON the relay accepts: ${refused.reason}`);
       const envelope = envelopeOf(record);
       const ours = envelope !== null && isOurs(envelope, record, config.agent_id) && !host.store.findDuplicate(envelope.from, envelope.msg_id);
       if (ours) {

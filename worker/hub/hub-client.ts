@@ -1,8 +1,28 @@
 // The hub endpoints the relay calls: key look-up and receipt posting (any hub), and, for an inbox
 // linked to its hub, token refresh (hub-token.ts), history (hub-bridge.ts) and the pull inbox with its
-// leases and two-phase ack (hub-pull.ts).
-import { RelayError, isKeyId } from "../../protocol/index.ts";
+// leases and two-phase ack (hub-pull.ts). Every answer is read as the relay reads a request
+// (protocol/strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth); a bad answer
+// is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
+// records is set aside with its reason (hub-page.ts) without holding up the others.
+// Covered by test/worker/hub-pull.test.ts and test/worker/bad-input/surrogates.test.ts.
+import { RelayError, isKeyId, parseStrictJson } from "../../protocol/index.ts";
 import type { KeyRecord, KeyState } from "../../protocol/index.ts";
+import { HubCallError, readPage } from "./hub-page.ts";
+import type { HubRecord } from "./hub-page.ts";
+
+export { HubCallError };
+export type { HubRecord };
+
+const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The answer's text, or null when it is not UTF-8. */
+async function answerText(response: Response): Promise<string | null> {
+  try {
+    return UTF8_STRICT.decode(await response.arrayBuffer());
+  } catch {
+    return null;
+  }
+}
 
 const HUB_TIMEOUT_MS = 10_000;
 
@@ -32,7 +52,7 @@ export async function fetchHubKey(hubUrl: string, agentId: string, keyId: string
         await response.body?.cancel();
         return { status: response.status, data: null };
       }
-      return { status: response.status, data: (await response.json().catch(() => null)) as Record<string, unknown> | null };
+      return { status: response.status, data: strictObject(await answerText(response)) };
     });
   } catch {
     throw new RelayError(502, "key_lookup_failed", `could not reach the hub at ${hubUrl} to look up key ${keyId}; retry later`);
@@ -84,29 +104,44 @@ export async function postHubReceipt(hubUrl: string, receiptJson: string): Promi
   }
 }
 
-/** A hub call that failed: its status (0 = unreachable) and the hub's reason. */
-export class HubCallError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
+/** A JSON object read strictly, or null (not UTF-8, not strict JSON, not an object). */
+function strictObject(text: string | null): Record<string, unknown> | null {
+  if (text === null) return null;
+  try {
+    const value = parseStrictJson(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
   }
 }
 
-async function hubJson(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
-  let answer: { status: number; body: Record<string, unknown> | null; detail: string };
+/** A 2xx answer's text; anything else a HubCallError naming the call. */
+async function hubText(url: string, init: RequestInit, what: string): Promise<string> {
+  let answer: { status: number; text: string | null; detail: string };
   try {
     answer = await withDeadline(async (signal) => {
       const response = await fetch(url, { ...init, signal });
-      if (!response.ok) return { status: response.status, body: null, detail: await detailOf(response) };
-      return { status: response.status, body: (await response.json().catch(() => null)) as Record<string, unknown> | null, detail: "" };
+      if (!response.ok) return { status: response.status, text: null, detail: await detailOf(response) };
+      return { status: response.status, text: await answerText(response), detail: "" };
     });
   } catch (err) {
     throw new HubCallError(0, `${what}: hub unreachable (${(err as Error).message})`);
   }
   if (answer.status < 200 || answer.status > 299) throw new HubCallError(answer.status, `${what}: hub answered ${answer.status} ${answer.detail}`);
-  if (!answer.body || typeof answer.body !== "object") throw new HubCallError(502, `${what}: hub answered ${answer.status} without JSON`);
-  return answer.body;
+  if (answer.text === null) throw new HubCallError(502, `${what}: hub answered ${answer.status} with a body that is not UTF-8 text`);
+  return answer.text;
+}
+
+async function hubJson(url: string, init: RequestInit, what: string): Promise<Record<string, unknown>> {
+  const text = await hubText(url, init, what);
+  let body: unknown;
+  try {
+    body = parseStrictJson(text);
+  } catch (err) {
+    throw new HubCallError(502, `${what}: hub answered with JSON the relay refuses: ${(err as Error).message}`);
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HubCallError(502, `${what}: hub answered without a JSON object`);
+  return body as Record<string, unknown>;
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
@@ -123,36 +158,19 @@ export async function refreshHubToken(hubUrl: string, agentId: string, keyId: st
   return { token: body.agent_token, expiresAt: Number.isFinite(expires) ? expires : Date.now() + 3600_000 };
 }
 
-export interface HubRecord {
-  hub_msg_id: string;
-  envelope: unknown;
-  /** History: queued | processing | delivered | acked | done (failed records are not listed). */
-  state?: string;
-  created_at?: string;
-  room_id?: string | null;
-  topic?: string | null;
-  [field: string]: unknown;
-}
-
-function records(body: Record<string, unknown>): { messages: HubRecord[]; hasMore: boolean } {
-  const list = Array.isArray(body.messages) ? body.messages : [];
-  const messages = list.filter((m): m is HubRecord => typeof m === "object" && m !== null && typeof (m as HubRecord).hub_msg_id === "string");
-  return { messages, hasMore: body.has_more === true };
-}
-
 /**
  * GET /hub/history: records the agent sent or received. With `after`, the ones after it oldest first;
  * without, the newest first (the hub's order) — returned here oldest first either way.
  */
 export async function fetchHubHistory(hubUrl: string, token: string, after: string | null): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
   const query = `limit=100${after ? `&after=${encodeURIComponent(after)}` : ""}`;
-  const page = records(await hubJson(`${hubUrl}/hub/history?${query}`, { headers: bearer(token) }, "history"));
+  const page = readPage(await hubText(`${hubUrl}/hub/history?${query}`, { headers: bearer(token) }, "history"), "history");
   return after ? page : { messages: page.messages.reverse(), hasMore: false };
 }
 
 /** GET /hub/inbox?ack=false: waiting records, leased ("processing", 120 s) until acknowledged. */
 export async function pullHubInbox(hubUrl: string, token: string): Promise<{ messages: HubRecord[]; hasMore: boolean }> {
-  return records(await hubJson(`${hubUrl}/hub/inbox?limit=50&timeout=0&ack=false`, { headers: bearer(token) }, "inbox pull"));
+  return readPage(await hubText(`${hubUrl}/hub/inbox?limit=50&timeout=0&ack=false`, { headers: bearer(token) }, "inbox pull"), "inbox pull");
 }
 
 /** POST /hub/inbox/lease/renew: keeps records leased to us while we are still storing them. */

@@ -15,6 +15,7 @@ import { update } from "./hub-bridge.ts";
 import type { HubHost } from "./hub-bridge.ts";
 import { HubCallError, ackHubInbox, pullHubInbox, renewHubLeases } from "./hub-client.ts";
 import type { HubRecord } from "./hub-client.ts";
+import { REFUSED } from "./hub-page.ts";
 import { nextPullDelay } from "./hub-schedule.ts";
 import { withHubToken } from "./hub-token.ts";
 
@@ -45,12 +46,12 @@ const RECEIPT_AFTER_ACK_MS = 3000;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The record's envelope; unsigned ones (the hub's own, its dashboard users') are read for their shape only. */
-export function pulledEnvelope(value: unknown): { envelope: Envelope; unsigned: boolean } {
+export async function pulledEnvelope(value: unknown): Promise<{ envelope: Envelope; unsigned: boolean }> {
   const raw = isObject(value) ? value : null;
   const sig = raw && isObject(raw.sig) ? raw.sig : null;
   if (!raw || (sig && typeof sig.value === "string" && sig.value !== "")) return { envelope: parseEnvelope(value), unsigned: false };
   // The hub leaves an unsigned record's payload_hash empty: computed here, so the record has its shape.
-  const hash = typeof raw.payload_hash === "string" && raw.payload_hash.startsWith("sha256:") ? raw.payload_hash : isObject(raw.payload) ? payloadHash(raw.payload) : "";
+  const hash = typeof raw.payload_hash === "string" && raw.payload_hash.startsWith("sha256:") ? raw.payload_hash : isObject(raw.payload) ? await payloadHash(raw.payload) : "";
   const keyId = sig && typeof sig.key_id === "string" && sig.key_id !== "" ? sig.key_id : HUB_SENDER;
   return { envelope: parseEnvelope({ ...raw, payload_hash: hash, sig: { alg: "ed25519", key_id: keyId, value: "" } }), unsigned: true };
 }
@@ -67,12 +68,15 @@ function mentionsOf(value: unknown): string[] | null {
  */
 async function storePulled(host: PullHost, raw: HubRecord, nowMs: number): Promise<boolean> {
   const ctx = host.intake(nowMs);
-  const record = readPulledRecord(raw)!;
   const prefix = effectivePrefix(hubLinkOf(ctx.config), host.store.loadHubState());
   let flat: { body: Uint8Array; subpath: string } | null = null;
   let envelope: Partial<Envelope> | null = isObject(raw.envelope) ? (raw.envelope as Partial<Envelope>) : null;
+  // Refused by the strict read (hub-page.ts): its own text is what a person gets to read.
+  const refused = raw[REFUSED];
   try {
-    const pulled = pulledEnvelope(raw.envelope);
+    if (refused) throw new RelayError(400, "invalid_json", refused.reason);
+    const record = readPulledRecord(raw)!;
+    const pulled = await pulledEnvelope(raw.envelope);
     envelope = pulled.envelope;
     const { leaf, body } = await pulledRecordBody(record, pulled.envelope, pulled.unsigned ? "hub" : "signature", mentionsOf(raw.envelope));
     flat = { body: utf8(JSON.stringify(body)), subpath: hubSubpaths(prefix)[leaf] };
@@ -87,14 +91,14 @@ async function storePulled(host: PullHost, raw: HubRecord, nowMs: number): Promi
         subpath: flat?.subpath ?? hubSubpaths(prefix).agent,
         content_type: "application/json",
         // What would have been delivered, else the record itself: either way a person can read it.
-        body: flat?.body ?? utf8(JSON.stringify(raw)),
+        body: flat?.body ?? utf8(refused ? refused.text : JSON.stringify(raw)),
         received_at: nowMs,
         expires_at: keepUntil,
         sender: typeof envelope?.from === "string" ? envelope.from : null,
         msg_id: typeof envelope?.msg_id === "string" ? envelope.msg_id : null,
         env_type: typeof envelope?.type === "string" ? envelope.type : null,
       },
-      { reason: `refused by the relay's checks when pulled from the hub (${record.hub_msg_id}): ${err.code}: ${err.message}`, status: err.status, attempts: 0, nowMs, keepUntil },
+      { reason: `refused by the relay's checks when pulled from the hub (${raw.hub_msg_id}): ${err.code}: ${err.message}`, status: err.status, attempts: 0, nowMs, keepUntil },
     );
     await host.ensureAlarm(keepUntil);
     return true;

@@ -1,8 +1,19 @@
 // What a webhook body may be: the hub's registration probe, a body carrying a signed a2a envelope
 // (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
-// A body that carries an envelope is read again strictly (no duplicate keys), as a posted envelope is:
-// the signature must be checked over the one reading every parser agrees on.
-import { ENVELOPE_VERSIONS, assertStrictJson } from "../../protocol/index.ts";
+// A body that carries an envelope is read again strictly (UTF-8, no duplicate keys, no lone surrogates,
+// bounded depth: strict-json.ts), the body and the envelope text inside it, as a posted envelope is: the
+// signature must be checked over the one reading every parser agrees on. Anything else is stored
+// byte-exact and never JSON-checked: a webhook body is the sender's business, not a protocol message.
+// Used by inbox-routes.ts; covered by test/worker/hooks.test.ts and test/worker/bad-input/surrogates.test.ts.
+import { ENVELOPE_VERSIONS, RelayError, assertStrictJson } from "../../protocol/index.ts";
+
+const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+/**
+ * A JSON string can spell an envelope version ("a2a/0.…") or the probe's key only if the text holds
+ * it literally or uses a \u or \/ escape (no other escape makes those characters): a body with none of
+ * them is opaque without being parsed, which is most of what a large webhook body costs.
+ */
+const MIGHT_BE_PROBE_OR_ENVELOPE = /a2a\/0\.|probe|\\u|\\\//;
 
 function parseJson(text: string): unknown {
   try {
@@ -18,24 +29,38 @@ function looksLikeEnvelope(value: unknown): value is Record<string, unknown> {
 
 export type HookBody = { kind: "probe" } | { kind: "envelope"; envelope: unknown } | { kind: "opaque" };
 
-/** Throws RelayError(400, invalid_json) when a body carrying an envelope has duplicate keys or is too deep. */
+/** Throws RelayError(400, invalid_json) when a body carrying an envelope is not strict JSON (strict-json.ts). */
 export function classifyHookBody(bytes: Uint8Array): HookBody {
-  const text = new TextDecoder().decode(bytes);
+  let text: string;
+  let utf8 = true;
+  try {
+    text = UTF8_STRICT.decode(bytes);
+  } catch {
+    // Read leniently only to tell whether it claims to carry an envelope, which must be UTF-8.
+    text = new TextDecoder().decode(bytes);
+    utf8 = false;
+  }
+  const strict = (envelopeText: string) => {
+    if (!utf8) throw new RelayError(400, "invalid_json", "the body carries an a2a envelope but is not UTF-8 text; send it as UTF-8");
+    assertStrictJson(text);
+    if (envelopeText !== text) assertStrictJson(envelopeText);
+  };
+  if (!MIGHT_BE_PROBE_OR_ENVELOPE.test(text)) return { kind: "opaque" };
   const value = parseJson(text);
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { kind: "opaque" };
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
   if (keys.length === 1 && record.probe === true) return { kind: "probe" };
   if (looksLikeEnvelope(record)) {
-    assertStrictJson(text);
+    strict(text);
     return { kind: "envelope", envelope: record };
   }
   for (const field of ["message", "text"] as const) {
     const inner = record[field];
     const candidate = typeof inner === "string" ? parseJson(inner) : inner;
     if (looksLikeEnvelope(candidate)) {
-      // The envelope's own text when it came as a string, else the body that holds it.
-      assertStrictJson(typeof inner === "string" ? inner : text);
+      // The body that holds it, and the envelope's own text when it came as a string.
+      strict(typeof inner === "string" ? inner : text);
       return { kind: "envelope", envelope: candidate };
     }
   }

@@ -6,9 +6,8 @@ import {
   RelayError,
   TIMESTAMP_WINDOW_SEC,
   payloadHash,
-  sha256,
+  sha256Hex,
   signingInput,
-  toHex,
   utf8,
   verifyEnvelope,
 } from "../../protocol/index.ts";
@@ -65,7 +64,8 @@ export interface Answer {
  * hub-bridge.ts), which checked the timestamp window when it was sent.
  */
 export type Arrival =
-  | { via: "direct"; body: Uint8Array }
+  /** `asSent`: the body holds exactly the envelope's fields (holdsOnlySignedFields), so it is stored as sent. */
+  | { via: "direct"; body: Uint8Array; asSent?: boolean }
   | { via: "hook"; body: Uint8Array; subpath: string; contentType: string }
   | HubArrival;
 
@@ -105,12 +105,12 @@ export function assertCapacity(ctx: Pick<IntakeContext, "config" | "store">, siz
 }
 
 /** Identifies one exact signed envelope: its nine signed fields (`input`, if already built) and its signature. */
-export function envelopeFingerprint(envelope: Envelope, input = signingInput(envelope)): string {
+export function envelopeFingerprint(envelope: Envelope, input = signingInput(envelope)): Promise<string> {
   const sig = utf8(envelope.sig.value);
   const joined = new Uint8Array(input.length + 1 + sig.length);
   joined.set(input);
   joined.set(sig, input.length + 1);
-  return toHex(sha256(joined));
+  return sha256Hex(joined);
 }
 
 /**
@@ -159,7 +159,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
   }
   // Built once: the fingerprint and the signature check both need the nine-field signing input.
   const input = signingInput(envelope);
-  const fingerprint = envelopeFingerprint(envelope, input);
+  const fingerprint = await envelopeFingerprint(envelope, input);
   // The dedup record is read only where it changes the answer, so a new message costs no look-up:
   // when a check fails (the very same signed envelope again is answered as the first time, even after
   // its timestamp left the window; anything else reusing the id must pass every check first), and when
@@ -181,7 +181,7 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
       });
     } catch (err) {
       const previous = store.findDuplicate(envelope.from, envelope.msg_id);
-      if (previous && previous.fingerprint === fingerprint && payloadHash(envelope.payload) === envelope.payload_hash) return duplicateOf(previous, config.agent_id, envelope);
+      if (previous && previous.fingerprint === fingerprint && (await payloadHash(envelope.payload)) === envelope.payload_hash) return duplicateOf(previous, config.agent_id, envelope);
       throw err;
     }
   }
@@ -203,9 +203,11 @@ export async function acceptEnvelope(ctx: IntakeContext, envelope: Envelope, arr
       }
       counted = true;
     }
-    // A posted envelope is stored as its signed fields re-serialised (parseEnvelope dropped the rest);
-    // a hook body is the hub's, stored as the hub sent it; a pulled record as the hub would have sent it.
-    body = arrival.via === "hook" ? arrival.body : (fromHub?.stored?.body ?? utf8(JSON.stringify(envelope)));
+    // A posted envelope is stored as its signed fields: as sent when it held nothing else (serialising
+    // 256 KiB again costs ~1.5 ms of CPU), else re-serialised (parseEnvelope dropped the rest); a hook
+    // body is the hub's, stored as the hub sent it; a pulled record as the hub would have sent it.
+    body =
+      arrival.via === "hook" || (arrival.via === "direct" && arrival.asSent) ? arrival.body : (fromHub?.stored?.body ?? utf8(JSON.stringify(envelope)));
     if (!fromHub?.alreadyDelivered) assertCapacity(ctx, body.byteLength);
   } catch (err) {
     // A repeat is answered as the first time, and does not count against the sender's rate.
@@ -258,9 +260,10 @@ export async function storeEnvelope(
   envelope: Envelope,
   ttlSec: number,
   ack?: Envelope,
-  fingerprint = envelopeFingerprint(envelope),
+  fingerprint?: string,
   owed = false,
 ): Promise<Answer | null> {
+  fingerprint ??= await envelopeFingerprint(envelope);
   const seq = message ? ctx.store.queueStats().lastSeq + 1 : 0;
   const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };
   const dedupUntil = ctx.nowMs + Math.max(ttlSec, MIN_DEDUP_RETENTION_SEC) * 1000;

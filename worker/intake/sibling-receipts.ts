@@ -41,14 +41,14 @@ const MAX_BATCH = 64;
 /** Receipts stay at least this long in the sender's inbox, even with ttl_sec 0. */
 const MIN_RECEIPT_TTL_SEC = 60;
 
-export function siblingReceipt(receipt: Envelope): SiblingReceipt {
+export async function siblingReceipt(receipt: Envelope): Promise<SiblingReceipt> {
   return {
     json: JSON.stringify(receipt),
     from: receipt.from,
     msg_id: receipt.msg_id,
     type: receipt.type,
     ttl_sec: receipt.ttl_sec,
-    fingerprint: envelopeFingerprint(receipt),
+    fingerprint: await envelopeFingerprint(receipt),
   };
 }
 
@@ -114,10 +114,11 @@ export interface OutboxHost {
   ensureAlarm(at: number): Promise<void>;
 }
 
+/** The ack itself: owed from intake's synchronous part, made a SiblingReceipt (its fingerprint hashed) when handed over. */
 interface Owed {
   seq: number;
   target: string;
-  receipt: SiblingReceipt;
+  ack: Envelope;
   sending: boolean;
 }
 
@@ -155,7 +156,7 @@ export class SiblingOutbox implements OwedAcks {
 
   /** Called right after the message `seq` and its dedup record (marked owed) were written. */
   owe(seq: number, target: string, ack: Envelope): void {
-    this.owed.push({ seq, target, receipt: siblingReceipt(ack), sending: false });
+    this.owed.push({ seq, target, ack, sending: false });
   }
 
   /** Arms the timers that hand over what is owed, and the alarm as the backstop that survives an eviction. */
@@ -194,9 +195,10 @@ export class SiblingOutbox implements OwedAcks {
     }
     await Promise.all(
       [...byTarget].map(async ([target, items]) => {
-        const results = await this.host.courier.send(target, items.map((i) => i.receipt));
+        const receipts = await Promise.all(items.map((i) => siblingReceipt(i.ack)));
+        const results = await this.host.courier.send(target, receipts);
         for (const [i, result] of results.entries()) {
-          if (result === "full" || result === "error") await this.host.retryLater(target, items[i]!.receipt);
+          if (result === "full" || result === "error") await this.host.retryLater(target, receipts[i]!);
         }
       }),
     );
@@ -214,7 +216,7 @@ export class SiblingOutbox implements OwedAcks {
     const inboxId = this.host.config?.agent_id;
     const earlier = owed.flatMap((record): Owed[] => {
       const ack = inboxId ? answerFromRecord(record.answer, inboxId, record).ack : undefined;
-      return ack ? [{ seq: record.seq, target: record.sender, receipt: siblingReceipt(ack), sending: false }] : [];
+      return ack ? [{ seq: record.seq, target: record.sender, ack, sending: false }] : [];
     });
     this.owed.unshift(...earlier);
   }

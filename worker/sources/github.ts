@@ -1,7 +1,9 @@
 // GitHub webhooks: X-Hub-Signature-256 is "sha256=" + hex HMAC-SHA256 of the raw body under the secret
-// typed into the webhook's settings. No timestamp: a replay is caught by X-GitHub-Delivery (dedup;
-// GitHub's own "Redeliver" reuses it). The ping GitHub sends when a webhook is created is answered,
-// never delivered. Refusals are 401, as GitHub's guide answers them.
+// typed into the webhook's settings. GitHub signs neither a timestamp nor X-GitHub-Delivery, so a
+// captured delivery re-posted with that header changed or removed still verifies: events are deduplicated
+// by the body's digest, which GitHub's own "Redeliver" (same id, same body) repeats too. The ping GitHub
+// sends when a webhook is created is answered, never delivered. Refusals are 401, as GitHub's guide
+// answers them. Covered by test/worker/sources-github.test.ts.
 import { anySignatureMatches, fromHex } from "./hmac.ts";
 import { pickHeaders, refusal } from "./source-kinds.ts";
 import type { SourceRequest, Verdict } from "./source-kinds.ts";
@@ -23,5 +25,5 @@ export async function verifyGithub(request: SourceRequest, keys: readonly HmacKe
   }
   const event = request.headers.get("x-github-event");
   if (event === "ping") return { reply: { ok: true, ping: true } };
-  return { event: { deliveryId: request.headers.get("x-github-delivery"), eventType: event, headers: pickHeaders(request.headers, HEADERS) } };
+  return { event: { deliveryId: request.headers.get("x-github-delivery"), dedupByBody: true, eventType: event, headers: pickHeaders(request.headers, HEADERS) } };
 }

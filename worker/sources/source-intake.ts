@@ -1,6 +1,7 @@
 // Storing a verified source event: byte-exact, with its headers of interest, under its source's
-// sub-path, dropping the provider's own retries by its delivery id. Used by source-routes.ts; covered by
-// test/worker/sources-events.test.ts.
+// sub-path, dropping the provider's own retries by its delivery id — or, where that id is an unsigned
+// header (GitHub), by the body's digest. Used by source-routes.ts; covered by
+// test/worker/sources-events.test.ts and test/worker/sources-github.test.ts.
 import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
 import { assertCapacity, hasRoom } from "../intake/intake.ts";
 import type { Answer, IntakeContext } from "../intake/intake.ts";
@@ -26,8 +27,14 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
   const { source, event, body } = arrival;
   const sender = sourceSender(source.name);
   const id = event.deliveryId;
+  const fingerprint = id !== null || event.dedupByBody ? toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body))) : null;
+  // The record's key: the provider's delivery id, or for a body-deduplicated kind the body's digest.
+  const key = event.dedupByBody ? `sha256:${fingerprint}` : id;
+  // A record written before GitHub events were deduplicated by body is keyed by the delivery id (and kept
+  // SOURCE_DEDUP_RETENTION_SEC): GitHub's "Redeliver" of such an event is a repeat too.
+  const legacy = () => (event.dedupByBody && id !== null ? ctx.store.findDuplicate(sender, id) : null);
   const repeat = (): Answer | null => {
-    const previous = id === null ? null : ctx.store.findDuplicate(sender, id);
+    const previous = (key === null ? null : ctx.store.findDuplicate(sender, key)) ?? legacy();
     return previous ? { ...(JSON.parse(previous.answer) as Answer), duplicate: true } : null;
   };
   // A retry of an accepted event is answered as accepted even when the inbox has filled since.
@@ -37,10 +44,10 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
     assertCapacity(ctx, body.byteLength);
   }
   const seq = ctx.store.queueStats().lastSeq + 1;
-  if (id !== null) {
-    const fingerprint = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body)));
+  if (key !== null && fingerprint !== null) {
     const until = ctx.nowMs + SOURCE_DEDUP_RETENTION_SEC * 1000;
-    if (!ctx.store.recordDelivery(sender, id, fingerprint, JSON.stringify({ queued: true, id: seq }), until)) return repeat()!;
+    if (legacy()) return repeat()!;
+    if (!ctx.store.recordDelivery(sender, key, fingerprint, JSON.stringify({ queued: true, id: seq }), until)) return repeat()!;
   }
   const headers = forwardableHeaders({
     ...event.headers,

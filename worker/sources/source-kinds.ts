@@ -1,7 +1,7 @@
 // What the webhook-source verifiers share: a request as they see it, and what they return.
 // Imported by every verifier (github.ts, stripe.ts, slack.ts, standard-webhooks.ts, token.ts) and by
 // source-verify.ts, which picks one; covered by test/worker/sources-*.test.ts.
-import { RelayError } from "../../protocol/index.ts";
+import { RelayError, assertStrictJson } from "../../protocol/index.ts";
 import type { HmacKey } from "./hmac.ts";
 
 /** Stripe, Slack and Standard Webhooks all document five minutes. */
@@ -22,6 +22,11 @@ export type SourceKeys = { kind: "hmac"; keys: HmacKey[] } | { kind: "hash"; has
 export interface VerifiedEvent {
   /** The provider's id for this delivery (dedup key); null when the request carries none. */
   deliveryId: string | null;
+  /**
+   * Dedup by the body's SHA-256 instead: the delivery id is an unsigned header and nothing dates the
+   * body, so the body is all that tells a replay (GitHub; source-intake.ts).
+   */
+  dedupByBody?: boolean;
   eventType: string | null;
   /** The provider's headers of interest, stored with the body and posted to the gateway. */
   headers: Record<string, string>;
@@ -45,14 +50,32 @@ export function checkTimestamp(text: string, nowSec: number, status: number, hea
   return ts;
 }
 
-/** The body as a JSON object, or null (a form body, or not JSON at all): only read after the signature passed. */
+const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * The body as a JSON object, or null (a form body, or not JSON at all): only read after the signature
+ * passed. JSON is read strictly (strict-json.ts): a body whose event id or type a first-wins parser
+ * would read otherwise (a duplicate key), or that holds a lone surrogate, is refused with 400
+ * invalid_json rather than filed under a reading nobody else shares. The stored body stays byte-exact.
+ */
 export function jsonObject(body: Uint8Array): Record<string, unknown> | null {
+  let text: string;
+  let utf8 = true;
   try {
-    const value: unknown = JSON.parse(new TextDecoder().decode(body));
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    text = UTF8_STRICT.decode(body);
+  } catch {
+    text = new TextDecoder().decode(body);
+    utf8 = false;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch {
     return null;
   }
+  if (!utf8) throw new RelayError(400, "invalid_json", "the body is JSON but not UTF-8 text; JSON must be sent as UTF-8");
+  assertStrictJson(text);
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
 }
 
 export function stringField(record: Record<string, unknown> | null | undefined, field: string): string | null {

@@ -1,7 +1,7 @@
 // A source's secret by kind: which the relay may make, what a given one must look like, and the HMAC
 // key bytes each scheme uses. Pure; used by source-book.ts and token.ts, covered by
 // test/worker/sources-config.test.ts.
-import { RelayError, randomBytes, sha256, toBase64, toBase64Url, toHex, utf8 } from "../../protocol/index.ts";
+import { RelayError, randomBytes, sha256Hex, toBase64, toBase64Url, utf8 } from "../../protocol/index.ts";
 import type { SourceKind } from "../../protocol/index.ts";
 import { standardWebhooksKey } from "./standard-webhooks.ts";
 
@@ -10,8 +10,8 @@ const invalid = (message: string) => new RelayError(400, "invalid_source", messa
 const PRINTABLE = /^[\x20-\x7e]+$/;
 
 /** Token secrets are stored as this hash only: the relay compares them, it never needs them again. */
-export function hashTokenSecret(secret: string): string {
-  return toHex(sha256(utf8(secret)));
+export function hashTokenSecret(secret: string): Promise<string> {
+  return sha256Hex(secret);
 }
 
 /** A fresh secret for the kinds whose secret the user chooses; null where the provider issues it. */

@@ -8,11 +8,11 @@ import { hashTokenSecret } from "./source-secrets.ts";
 
 const STATUS = 401;
 
-export function verifyToken(request: SourceRequest, hashes: readonly string[]): Verdict {
+export async function verifyToken(request: SourceRequest, hashes: readonly string[]): Promise<Verdict> {
   if (request.pathSecret === null) {
     throw refusal(STATUS, "missing_source_secret", "this source takes events at …/sources/{name}/{secret}: post to the URL shown when the source was added");
   }
-  const presented = utf8(hashTokenSecret(request.pathSecret));
+  const presented = utf8(await hashTokenSecret(request.pathSecret));
   let ok = false;
   // Every stored hash is compared, so the time does not say which (current or previous) matched.
   for (const hash of hashes) ok = constantTimeEqual(presented, utf8(hash)) || ok;

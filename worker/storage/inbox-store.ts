@@ -179,11 +179,20 @@ export class InboxStore extends InboxRecords {
     this.exec(`UPDATE messages SET sender = ?, msg_id = ? WHERE seq = ?`, sender, msgId, seq);
   }
 
-  /** Deletes one message in any state (a person's decision); its state, or null when there is none. */
-  drop(seq: number): "queued" | "dead" | null {
-    const rows = this.exec(`DELETE FROM messages WHERE seq = ? RETURNING seq, size, state`, seq);
+  /**
+   * Deletes one message (a person's decision) unless it is in flight on the connected agent's socket,
+   * checked in the deleting statement: its state, "in_flight" when it was left alone, or null when there
+   * is none.
+   */
+  drop(seq: number, inFlight: InFlight | null): "queued" | "dead" | "in_flight" | null {
+    const rows = this.exec(
+      `DELETE FROM messages WHERE seq = ? AND NOT (state = 'queued' AND seq > ? AND seq <= ?) RETURNING seq, size, state`,
+      seq, inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+    );
     this.forget(rows);
-    return (rows[0]?.state as "queued" | "dead" | undefined) ?? null;
+    const state = rows[0]?.state as "queued" | "dead" | undefined;
+    if (state) return state;
+    return this.exec(`SELECT seq FROM messages WHERE seq = ?`, seq).length > 0 ? "in_flight" : null;
   }
 
   /**

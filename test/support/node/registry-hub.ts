@@ -273,8 +273,8 @@ export async function startRegistryHub(options: RegistryHubOptions = {}) {
     /** The token the hub accepts for the agent now (the one every other was replaced by). */
     currentToken: (agentId: string) => current.get(agentId)?.token ?? null,
     /** An agent registered elsewhere with another key under `agentId` (so registration answers 409). */
-    squat(agentId: string) {
-      agents.set(agentId, { agent_id: agentId, display_name: "squatter", keys: new Map([["k_other", { key_id: "k_other", pubkey: newIdentity().publicKey, state: "active" }]]), policy: "open" });
+    async squat(agentId: string) {
+      agents.set(agentId, { agent_id: agentId, display_name: "squatter", keys: new Map([["k_other", { key_id: "k_other", pubkey: (await newIdentity()).publicKey, state: "active" }]]), policy: "open" });
     },
     /** A sender known to the hub, so the relay can look its key up. */
     addAgent(pubkey: string, keyId: string) {

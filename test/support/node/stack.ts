@@ -154,8 +154,8 @@ export async function postHook(relayUrl: string, home: AgentHome, subpath: strin
 }
 
 /** A request on `home`'s inbox signed with the agent's key (polling and the owner's queue API). */
-export function ownerCall(relayUrl: string, home: AgentHome, method: string, path: string): Promise<RelayAnswerJson> {
-  const identity = identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+export async function ownerCall(relayUrl: string, home: AgentHome, method: string, path: string): Promise<RelayAnswerJson> {
+  const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
   return signedRelayCall(relayUrl, identity, method, `/inbox/${home.settings.agent_id}${path}`);
 }
 

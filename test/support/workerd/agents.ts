@@ -1,8 +1,10 @@
-// Test identities and signed requests, made with the protocol module exactly as a real client would.
+// Test identities and signed requests, made with the protocol module as a real client would. One
+// exception: newAgent() is synchronous, so the ag_ id and default key id (SHA-256, async in the protocol)
+// are worked out with node:crypto here — an independent computation of the same rule, held to the
+// protocol's agentIdFor/defaultKeyIdFor by test/protocol/identity.test.ts (and every claim checks it).
+import { createHash } from "node:crypto";
 import { env, exports } from "cloudflare:workers";
 import {
-  agentIdFor,
-  defaultKeyIdFor,
   draftEnvelope,
   formatPublicKey,
   generateSeed,
@@ -28,18 +30,23 @@ export interface TestAgent {
   sign(message: Uint8Array): Uint8Array;
 }
 
+const sha256Hex = (text: string) => createHash("sha256").update(text).digest("hex");
+/** The rule of docs/protocol.md, "Agent ids": ag_ + 12 hex of sha256 over the base64 text. */
+export const testAgentIdFor = (publicKey: string) => "ag_" + sha256Hex(publicKey.slice("ed25519:".length)).slice(0, 12);
+export const testKeyIdFor = (publicKey: string) => "k_" + sha256Hex(publicKey).slice(0, 12);
+
 export function newAgent(): TestAgent {
   const seed = generateSeed();
   const publicKey = formatPublicKey(publicKeyFromSeed(seed));
   const receiptSeed = generateSeed();
   const receiptPublicKey = formatPublicKey(publicKeyFromSeed(receiptSeed));
   return {
-    id: agentIdFor(publicKey),
+    id: testAgentIdFor(publicKey),
     seed,
     publicKey,
-    keyId: defaultKeyIdFor(publicKey),
+    keyId: testKeyIdFor(publicKey),
     receiptSeed,
-    receiptKeyId: defaultKeyIdFor(receiptPublicKey),
+    receiptKeyId: testKeyIdFor(receiptPublicKey),
     receiptPublicKey,
     sign: (message) => signWithSeed(seed, message),
   };
@@ -85,12 +92,12 @@ export async function claimInbox(agent: TestAgent = newAgent(), extra: Record<st
   return { agent, token: String(json.webhook_token), response: json };
 }
 
-export function envelopeFrom(
+export async function envelopeFrom(
   sender: TestAgent,
   to: string,
   overrides: Partial<EnvelopeDraft> = {},
 ): Promise<Envelope> {
-  const draft = draftEnvelope({ from: sender.id, to, type: "message", payload: { text: "hello" }, ...overrides });
+  const draft = await draftEnvelope({ from: sender.id, to, type: "message", payload: { text: "hello" }, ...overrides });
   return signEnvelope(draft, sender.keyId, (m) => sender.sign(m));
 }
 

@@ -1,6 +1,6 @@
 // A local agent's WebSocket, as the workerd tests drive it: frames queue up as they arrive and
 // `next()` takes them in order, failing with what it was waiting for instead of hanging the test.
-// Used by test/worker/websocket.test.ts.
+// Used by test/worker/websocket-*.test.ts and every workerd test that holds a socket.
 import { connectSigningInput, toBase64 } from "../../../protocol/index.ts";
 import type { DeliveryFrame, ServerFrame } from "../../../protocol/index.ts";
 import { relayFetch } from "./agents.ts";

@@ -202,3 +202,36 @@ export function directoryCardCount(): Promise<number> {
 export function configText(agentId: string): Promise<string> {
   return runInDurableObject(env.INBOX.getByName(agentId), (inbox) => JSON.stringify(inbox.config));
 }
+
+/** Offsets just past the opening quote of every string in JSON text (keys and values alike). */
+export function stringStarts(text: string): number[] {
+  const starts: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '"') continue;
+    starts.push(i + 1);
+    for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === "\\") i++;
+  }
+  return starts;
+}
+
+/** One UTF-16 surrogate code unit, spelled as a \u escape (either case) or raw: WTF-8 bytes on the wire, which UTF-8 has no room for. */
+export const loneSurrogate = fc.record({
+  unit: fc.oneof(fc.integer({ min: 0xd800, max: 0xdbff }), fc.integer({ min: 0xdc00, max: 0xdfff })),
+  spelling: fc.constantFrom("escape" as const, "ESCAPE" as const, "raw" as const),
+  /** Which string of the text gets it (taken modulo their number). */
+  which: fc.nat(),
+});
+export type LoneSurrogate = typeof loneSurrogate extends fc.Arbitrary<infer T> ? T : never;
+
+/** The bytes of JSON `text` with the surrogate put at the start of one of its strings. */
+export function withLoneSurrogate(text: string, s: LoneSurrogate): Uint8Array {
+  const starts = stringStarts(text);
+  const at = starts[s.which % starts.length]!;
+  const encode = (t: string) => new TextEncoder().encode(t);
+  if (s.spelling !== "raw") {
+    const hex = s.unit.toString(16);
+    return encode(`${text.slice(0, at)}\\u${s.spelling === "escape" ? hex : hex.toUpperCase()}${text.slice(at)}`);
+  }
+  const wtf8 = [0xe0 | (s.unit >> 12), 0x80 | ((s.unit >> 6) & 0x3f), 0x80 | (s.unit & 0x3f)];
+  return Uint8Array.from([...encode(text.slice(0, at)), ...wtf8, ...encode(text.slice(at))]);
+}

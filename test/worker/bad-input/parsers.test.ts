@@ -60,7 +60,10 @@ async function resolvesOrRefuses(parse: () => Promise<unknown>): Promise<boolean
 
 const seed = generateSeed();
 const key = formatPublicKey(publicKeyFromSeed(seed));
-const agentId = agentIdFor(key);
+const agentId = await agentIdFor(key);
+/** A valid envelope's fields (hashing is async: built once, at load). */
+const drafted = await draftEnvelope({ from: agentId, to: agentId, type: "message", payload: { text: "hi" } });
+const draftedEmpty = await draftEnvelope({ from: agentId, to: agentId, type: "message", payload: {} });
 
 /** A valid envelope's fields with some of them replaced by generated values of any type. */
 const envelopeLike = fc
@@ -70,7 +73,7 @@ const envelopeLike = fc
     sigValue: fc.record({ alg: fc.oneof(fc.constant("ed25519"), anyJsonValue), key_id: anyJsonValue, value: fc.oneof(badBase64, anyJsonValue) }, { requiredKeys: [] }),
   })
   .map(({ field, value, sigValue }) => {
-    const base: Record<string, unknown> = { ...draftEnvelope({ from: agentId, to: agentId, type: "message", payload: { text: "hi" } }), sig: sigValue };
+    const base: Record<string, unknown> = { ...drafted, sig: sigValue };
     // An own "__proto__" key, as JSON.parse makes one (plain assignment would set the prototype).
     Object.defineProperty(base, field, { value, enumerable: true, writable: true, configurable: true });
     return base;
@@ -79,7 +82,7 @@ const envelopeLike = fc
 /** The same as text: a valid envelope's JSON with one field's text replaced by any JSON text. */
 const envelopeText = fc
   .record({ field: fc.constantFrom("v", "msg_id", "ts", "from", "to", "type", "reply_to", "ttl_sec", "payload", "payload_hash", "sig", "thread_id"), value: anyJsonText })
-  .map(({ field, value }) => withFieldText({ ...draftEnvelope({ from: agentId, to: agentId, type: "message", payload: { text: "hi" } }), sig: { alg: "ed25519", key_id: "k_x", value: "" } }, field, value));
+  .map(({ field, value }) => withFieldText({ ...drafted, sig: { alg: "ed25519", key_id: "k_x", value: "" } }, field, value));
 
 describe("parsers on generated bad input return or throw a 4xx RelayError", () => {
   it("parseEnvelope: any JSON value, and envelopes with one field of any type", () => {
@@ -194,7 +197,7 @@ describe("parsers on generated bad input return or throw a 4xx RelayError", () =
 
 describe("the generators reach the refusals they are for", () => {
   it("a valid envelope parses and a version-less one is refused, so the properties above can fail", () => {
-    const draft = { ...draftEnvelope({ from: agentId, to: agentId, type: "message", payload: {} }), sig: { alg: "ed25519", key_id: "k_x", value: "" } };
+    const draft = { ...draftedEmpty, sig: { alg: "ed25519", key_id: "k_x", value: "" } };
     expect(parseEnvelope(draft).v).toBe(ENVELOPE_VERSION);
     expect(() => parseEnvelope({ ...draft, v: 1 })).toThrow(RelayError);
   });

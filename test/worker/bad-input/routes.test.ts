@@ -1,6 +1,7 @@
 // Every route of the relay under generated bad requests: odd methods, paths, headers and bodies. The
 // answer is never a 5xx other than a gateway's 502/504, every JSON error has the one shape, and
 // nothing is stored — in the claimed inbox or the directory — unless the request was a valid one.
+// Paths near the routes asked with each method: a 405 names exactly the methods the path is routed for.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { signedRequestHeaders, toBase64, utf8 } from "../../../protocol/index.ts";
@@ -131,6 +132,66 @@ describe("every route under generated bad requests", () => {
     expect(envelope.status).toBe(400);
     await envelope.text();
     expect(await storedCount(inbox.agent.id)).toBe(1);
+  });
+});
+
+/** The methods the routers take; HEAD is answered as GET by Hono, so it is left out. */
+const ROUTED_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+const ALLOW_RUNS = 300;
+
+/** Paths near the routes: each route's shape with generated holes, one segment more or less, a trailing slash. */
+function nearRoutePath(inbox: ClaimedInbox): fc.Arbitrary<string> {
+  const segment = fc.oneof({ weight: 3, arbitrary: fc.constantFrom("1", "github", "x", "token", "pull", "replay", "hooks", "queue", "sources", "hub", "agents", "search") }, pathSegment.filter((s) => s.length < 40));
+  const id = fc.oneof({ weight: 3, arbitrary: fc.constant(inbox.agent.id) }, fc.constantFrom("ag_0123456789ab", "not-an-agent"));
+  const known = fc.constantFrom(
+    "/healthz", "/inbox/{id}", "/inbox/{id}/hooks", "/inbox/{id}/hooks/{s}", "/inbox/{id}/hooks/{s}/{s}", "/inbox/{id}/envelopes", "/inbox/{id}/connect",
+    "/inbox/{id}/messages", "/inbox/{id}/queue", "/inbox/{id}/queue/{s}", "/inbox/{id}/queue/{s}/replay", "/inbox/{id}/hub", "/inbox/{id}/hub/token",
+    "/inbox/{id}/hub/pull", "/inbox/{id}/sources", "/inbox/{id}/sources/{s}", "/inbox/{id}/sources/{s}/{s}", "/directory/agents/{s}", "/directory/search",
+  );
+  return fc
+    .record({ template: known, id, holes: fc.array(segment, { minLength: 3, maxLength: 3 }), extra: fc.option(segment), slash: fc.boolean(), cut: fc.boolean() })
+    .map(({ template, id: agentId, holes, extra, slash, cut }) => {
+      let k = 0;
+      let path = template.replace("{id}", agentId).replace(/\{s\}/g, () => holes[k++]!);
+      if (cut) path = path.slice(0, path.lastIndexOf("/")) || "/";
+      if (extra !== null) path += `/${extra}`;
+      return slash ? `${path}/` : path;
+    });
+}
+
+/** What the router made of a method on a path: the 405's Allow, "unrouted" (its own 404), or "routed". */
+async function routing(path: string, method: string): Promise<string[] | "unrouted" | "routed"> {
+  const res = await relayFetch(path, { method });
+  const text = await expectWellFormedAnswer(res, `${method} ${path.slice(0, 200)}`, method);
+  if (res.status === 405) return (res.headers.get("allow") ?? "").split(", ");
+  const error = res.status === 404 ? (JSON.parse(text) as { error: { code: string; message: string } }).error : null;
+  return error?.code === "not_found" && error.message.startsWith("no route for") ? "unrouted" : "routed";
+}
+
+describe("the 405 and the routers agree", () => {
+  it("on generated paths, a 405's Allow names exactly the methods the path is routed for, and a routed path is never answered with the router's own 404", { timeout: 120_000 }, async () => {
+    const inbox = await claimInbox();
+    let answered405 = 0;
+    await fc.assert(
+      fc.asyncProperty(nearRoutePath(inbox), async (path) => {
+        const seen = new Map<string, string[] | "unrouted" | "routed">();
+        for (const method of ROUTED_METHODS) seen.set(method, await routing(path, method));
+        const routed = ROUTED_METHODS.filter((m) => seen.get(m) === "routed");
+        for (const method of ROUTED_METHODS) {
+          const what = seen.get(method)!;
+          if (Array.isArray(what)) {
+            answered405++;
+            expect(what, `Allow of ${method} ${path}`).toEqual(routed);
+          } else if (what === "unrouted") {
+            expect(routed, `${method} ${path} is the router's 404 though the path takes ${routed.join(", ")}`).toEqual([]);
+          }
+        }
+      }),
+      settings(SEED, ALLOW_RUNS),
+    );
+    // The generator reaches the 405 often, not by luck.
+    expect(answered405).toBeGreaterThan(ALLOW_RUNS);
+    expect(await storedCount(inbox.agent.id)).toBe(0);
   });
 });
 

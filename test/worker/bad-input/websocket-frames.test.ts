@@ -1,10 +1,13 @@
 // Generated garbage frames on GET /inbox/{id}/connect, before and after auth: the object never
 // crashes. Each frame is answered — an error frame (bad_frame, auth_required, auth_failed,
-// not_in_flight), a pong, or a close with 4400/4003 — and afterwards a valid connection still works.
+// not_in_flight, frame_too_large), a pong, or a close with 4400/4003/1009 — and afterwards a valid
+// connection still works. Lone surrogates, deep nesting inside fields and frames past 1 MiB have a
+// property of their own, and a reject whose reason holds lone surrogates is shelved and shown intact.
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { CLOSE_CODES, parseClientFrame } from "../../../protocol/index.ts";
-import { claimInbox, postHook } from "../../support/workerd/agents.ts";
+import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES } from "../../../worker/delivery/socket-limits.ts";
+import { claimInbox, postHook, showMessage } from "../../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../../support/workerd/agents.ts";
 import { closeAllSockets, connect } from "../../support/workerd/socket-client.ts";
 import type { SocketClient } from "../../support/workerd/socket-client.ts";
@@ -13,6 +16,8 @@ import { SNAKE_CASE, anyJsonText, badBase64, deepJsonText, malformedJsonText, ob
 // Fixed so every run is the same; replay a failure with `{ ...settings(SEED, RUNS), path: "<reported path>" }`.
 const SEED = 0x5eed_0004;
 const RUNS = 150;
+const HOSTILE_RUNS = 150;
+const SURROGATE_REJECT_RUNS = 40;
 
 afterEach(() => closeAllSockets());
 
@@ -36,7 +41,8 @@ const garbageFrame: fc.Arbitrary<string | Uint8Array> = fc.oneof(
 
 /** What a frame must get back: anything but an answer that grants something, within a short wait. */
 async function expectAnswered(client: SocketClient, frame: string | Uint8Array): Promise<void> {
-  const what = typeof frame === "string" ? frame.slice(0, 120) : `<${frame.byteLength} bytes>`;
+  // JSON.stringify escapes lone surrogates: a report with a raw one cannot travel to the test runner.
+  const what = typeof frame === "string" ? JSON.stringify(frame.slice(0, 120)) : `<${frame.byteLength} bytes>`;
   // next() fails after 2 s with what it waited for; a close first resolves it with the close.
   const answer = await client.next(undefined, 2000).catch((err: Error) => {
     if (client.closed) return null;
@@ -50,8 +56,61 @@ async function expectAnswered(client: SocketClient, frame: string | Uint8Array):
     }
   }
   const closed = client.closed ?? (answer?.type === "error" && client.pending().length === 0 ? await client.closeEvent(150).catch(() => null) : null);
-  if (closed) expect([CLOSE_CODES.badFrame, CLOSE_CODES.authFailed], `close after ${what}`).toContain(closed.code);
+  if (closed) expect([CLOSE_CODES.badFrame, CLOSE_CODES.authFailed, CLOSE_MESSAGE_TOO_BIG], `close after ${what}`).toContain(closed.code);
 }
+
+/**
+ * What a frame of the protocol's own types may get: an error frame (and maybe a close with an allowed
+ * code), or nothing — a hub_pull with extra fields, an accepted hub_token is still one — and then the pong that
+ * answers a ping sent after it, proving the object went on.
+ */
+async function expectRefusedOrIgnored(client: SocketClient, frame: string | Uint8Array): Promise<void> {
+  const what = typeof frame === "string" ? JSON.stringify(frame.slice(0, 120)) : `<${frame.byteLength} bytes>`;
+  client.ws.send(frame);
+  try {
+    client.send('{ "type": "ping" }');
+  } catch {
+    // Closed by the server already: the close is checked below.
+  }
+  for (;;) {
+    const answer = await client.next(undefined, 3000).catch((err: Error) => {
+      if (client.closed) return null;
+      throw new Error(`no answer to ${what}: ${err.message}`);
+    });
+    if (!answer) break;
+    if (answer.type === "pong") return;
+    expect(answer.type, `answer to ${what}`).toBe("error");
+    if (answer.type === "error") expect(answer.code).toMatch(SNAKE_CASE);
+  }
+  expect([CLOSE_CODES.badFrame, CLOSE_CODES.authFailed, CLOSE_MESSAGE_TOO_BIG], `close after ${what}`).toContain(client.closed?.code);
+}
+
+/** A lone surrogate as a JSON escape (the text is valid UTF-8, the parsed string is not well-formed) or raw (the transport sends U+FFFD). */
+const loneSurrogate = fc.record({ unit: fc.integer({ min: 0xd800, max: 0xdfff }), escaped: fc.boolean(), around: fc.constantFrom(["", ""], ["a", "b"], ["\\u0041", ""], ["", "\\udc00"]) })
+  .map(({ unit, escaped, around }) => `${around[0]}${escaped ? `\\u${unit.toString(16)}` : String.fromCharCode(unit)}${around[1]}`);
+
+/** The protocol's frames with a lone surrogate in one string field, or a deep value in one field. */
+const hostileFieldFrame: fc.Arbitrary<string> = fc
+  .record({
+    type: fc.constantFrom("auth", "ack", "reject", "ping", "hub_pull", "hub_token"),
+    field: fc.constantFrom("type", "key", "signature", "reason", "token", "id"),
+    value: fc.oneof(loneSurrogate.map((text) => `"${text}"`), deepJsonText),
+  })
+  .map(({ type, field, value }) => {
+    const entries: [string, string][] = [["type", JSON.stringify(type)], ["id", "7"], ["key", '"k"'], ["signature", '"s"'], ["expires_at", "1"]];
+    return objectText([...entries.filter(([k]) => k !== field), [field, value]]);
+  });
+
+/** Frames just past the relay's 1 MiB limit: JSON it would otherwise parse, or bytes. */
+const oversizedFrame: fc.Arbitrary<string | Uint8Array> = fc
+  .record({ extra: fc.integer({ min: 1, max: 4096 }), kind: fc.constantFrom("auth", "ping", "multibyte", "binary") })
+  .map(({ extra, kind }) => {
+    const size = MAX_CLIENT_FRAME_BYTES + extra;
+    if (kind === "binary") return new Uint8Array(size);
+    if (kind === "multibyte") return `{"type":"ping","pad":"${"é".repeat(Math.ceil((size - 22) / 2))}"}`;
+    const prefix = `{"type":"${kind}","key":"`;
+    return `${prefix}${"a".repeat(size - prefix.length - 2)}"}`;
+  });
 
 /** The inbox still works: a new connection authenticates and gets what is queued. */
 async function expectStillWorks(inbox: ClaimedInbox, queued: number): Promise<void> {
@@ -97,6 +156,56 @@ describe("garbage WebSocket frames", () => {
       settings(SEED, RUNS),
     );
     await expectStillWorks(inbox, 1);
+  });
+});
+
+describe("hostile WebSocket frames", () => {
+  it("lone surrogates and deep nesting inside fields, and frames past 1 MiB, before and after auth: each answered, nothing lost", { timeout: 120_000 }, async () => {
+    const inbox = await claimInbox();
+    await (await postHook(inbox, "agentgram_inbox/agent", '{"n":1}')).text();
+    let tooLarge = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: hostileFieldFrame }, oversizedFrame).filter((f) => typeof f !== "string" || !isFrameFor(f, 1)), fc.boolean(), async (frame, authed) => {
+        const client = await connect(inbox.agent.id);
+        if (authed) {
+          await client.auth(inbox.agent);
+          await client.next("message");
+        } else {
+          await client.next("challenge");
+        }
+        await expectRefusedOrIgnored(client, frame);
+        if ((typeof frame === "string" ? frame.length : frame.byteLength) > MAX_CLIENT_FRAME_BYTES / 3) {
+          tooLarge++;
+          expect((await client.closeEvent()).code).toBe(CLOSE_MESSAGE_TOO_BIG);
+        }
+        client.close();
+        expect(await storedCount(inbox.agent.id)).toBe(1);
+      }),
+      settings(SEED + 1, HOSTILE_RUNS),
+    );
+    expect(tooLarge).toBeGreaterThan(HOSTILE_RUNS / 8);
+    await expectStillWorks(inbox, 1);
+  });
+
+  it("a reject whose reason holds lone surrogates is shelved, and the queue API shows the reason as well-formed text", { timeout: 60_000 }, async () => {
+    const inbox = await claimInbox();
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent);
+    // JSON.stringify writes a lone surrogate as its \u escape: the relay's JSON.parse gets it back whole.
+    const unit = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(unit, fc.string({ maxLength: 8 })), { minLength: 1, maxLength: 6 }).map((parts) => `gateway said ${parts.join("")}`), async (reason) => {
+        await (await postHook(inbox, "agentgram_inbox/agent", '{"n":1}')).text();
+        const message = await client.next("message");
+        client.send(JSON.stringify({ type: "reject", id: message.id, reason }));
+        expect(await client.next("rejected")).toEqual({ type: "rejected", id: message.id });
+        const shown = await showMessage(inbox.agent, message.id);
+        expect(shown.message.state).toBe("dead");
+        expect(shown.message.reason).toMatch(/^gateway said /);
+        expect(() => encodeURIComponent(shown.message.reason!), "a lone surrogate in the shown reason").not.toThrow();
+      }),
+      settings(SEED + 2, SURROGATE_REJECT_RUNS),
+    );
   });
 });
 
