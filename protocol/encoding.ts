@@ -4,6 +4,8 @@
 const UTF8 = new TextEncoder();
 // ignoreBOM keeps a leading BOM in the text, so decoding then encoding gives back the same bytes.
 const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+// A JSON reader's view: a leading BOM is not part of the text.
+const UTF8_TEXT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 export function utf8(text: string): Uint8Array {
   return UTF8.encode(text);
@@ -13,6 +15,15 @@ export function utf8(text: string): Uint8Array {
 export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
     return UTF8_STRICT.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** UTF-8 text as a JSON reader takes it (a leading BOM dropped), or null when the bytes are not UTF-8. */
+export function decodeUtf8Text(bytes: Uint8Array): string | null {
+  try {
+    return UTF8_TEXT.decode(bytes);
   } catch {
     return null;
   }

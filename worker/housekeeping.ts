@@ -31,16 +31,16 @@ const MAX_RETRY_DELAY_MS = 60_000;
 const IN_FLIGHT_RECHECK_MS = 30_000;
 
 function noteReceipt(inbox: HousekeepingHost, body: string, result: ReceiptPostResult, nowMs: number): void {
-  const state = inbox.store.loadHubState();
   let msgId: string | null = null;
   try {
     msgId = String((JSON.parse(body) as { reply_to?: unknown }).reply_to ?? "") || null;
   } catch {
     // A receipt we built ourselves is JSON; nothing to name otherwise.
   }
-  state.last_receipt = { at: nowMs, ok: result.outcome === "accepted", status: result.status, detail: result.detail, msg_id: msgId };
-  if (result.outcome === "refused") state.receipts_refused += 1;
-  inbox.store.saveHubState(state);
+  inbox.store.updateHubState((state) => {
+    state.last_receipt = { at: nowMs, ok: result.outcome === "accepted", status: result.status, detail: result.detail, msg_id: msgId };
+    if (result.outcome === "refused") state.receipts_refused += 1;
+  });
 }
 
 /** The hub's own schedule for webhook retries: 1, 2, 4 … 60 s. */

@@ -7,6 +7,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { AgentError } from "../errors.ts";
 import { expiryLike, updateJsonFile } from "./credentials-file.ts";
+import type { CredentialsFileFields } from "./credentials-file.ts";
 import { instantMs } from "./hub-client.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
@@ -16,14 +17,7 @@ export interface AgentlineCredentials extends AgentlineFile {
 }
 
 /** The file's fields without the identity its key derives to (reading a token needs no hashing). */
-export interface AgentlineFile {
-  hubUrl: string | null;
-  displayName: string | null;
-  /** The hub JWT the Agentline client saved, and when it expires (ms since the epoch), if present. */
-  token: string | null;
-  tokenExpiresAt: number | null;
-  path: string;
-}
+export type AgentlineFile = CredentialsFileFields;
 
 /** The credentials file of one agent (it may not exist). */
 export function credentialsFileOf(dir: string, agentId: string): string {

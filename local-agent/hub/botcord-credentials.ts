@@ -13,6 +13,7 @@ import { AgentError } from "../errors.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 import { readJsonObject, updateJsonFile } from "./credentials-file.ts";
+import type { CredentialsFileFields } from "./credentials-file.ts";
 import { instantMs } from "./hub-client.ts";
 
 /** BotCord's default hub (cli/src/constants.ts), used when nothing else names one. */
@@ -24,15 +25,7 @@ export interface BotcordCredentials extends BotcordFile {
 }
 
 /** The file's fields without the identity its key derives to (reading a token needs no hashing). */
-export interface BotcordFile {
-  hubUrl: string | null;
-  displayName: string | null;
-  token: string | null;
-  /** ms since the epoch. */
-  tokenExpiresAt: number | null;
-  /** The file itself (a symlink resolved): the one whose token is kept in step. */
-  path: string;
-}
+export type BotcordFile = CredentialsFileFields;
 
 export function botcordDir(home = homedir()): string {
   return join(home, ".botcord");

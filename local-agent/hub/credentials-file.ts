@@ -9,6 +9,17 @@ import { chmodSync, existsSync, readFileSync, realpathSync, renameSync, rmSync, 
 import { basename, dirname, join } from "node:path";
 import { AgentError } from "../errors.ts";
 
+/** What clawrelay reads of either client's file besides the key: the hub, the name and the token. */
+export interface CredentialsFileFields {
+  hubUrl: string | null;
+  displayName: string | null;
+  /** The hub JWT the client saved, and when it expires (ms since the epoch), if present. */
+  token: string | null;
+  tokenExpiresAt: number | null;
+  /** The file itself (a symlink resolved): the one whose token is kept in step. */
+  path: string;
+}
+
 /** The file's JSON object; `code` names the format in the error ("botcord_identity_invalid"). */
 export function readJsonObject(path: string, code: string): Record<string, unknown> {
   let value: unknown;

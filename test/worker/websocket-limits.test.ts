@@ -170,12 +170,7 @@ describe("frames too big to take", () => {
   ])("%s is answered frame_too_large and closed with 1009; nothing queued is lost", async (_name, size, authed) => {
     const { inbox } = await inboxWithHooks(1);
     const client = await connect(inbox.agent.id);
-    if (authed) {
-      await client.auth(inbox.agent);
-      await client.next("message");
-    } else {
-      await client.next("challenge");
-    }
+    await client.reach(inbox.agent, authed);
     const prefix = '{"type":"auth","key":"';
     client.send(prefix + "a".repeat(size - prefix.length - 2) + '"}');
     expect(await client.next("error", 10_000)).toMatchObject({ code: "frame_too_large" });

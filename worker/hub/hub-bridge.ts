@@ -12,7 +12,7 @@ import type { Envelope } from "../../protocol/index.ts";
 import { hubLinkOf, policyRefusal } from "../inbox-config.ts";
 import { acceptEnvelope, acceptOpaqueHook } from "../intake/intake.ts";
 import type { Answer, Arrival, IntakeContext } from "../intake/intake.ts";
-import type { BridgeClaim, HubState } from "./hub-link.ts";
+import type { BridgeClaim } from "./hub-link.ts";
 import { HubCallError, fetchHubHistory } from "./hub-client.ts";
 import type { HubRecord } from "./hub-client.ts";
 import { REFUSED } from "./hub-page.ts";
@@ -37,13 +37,6 @@ const RECENT_BODY_MS = 3600_000;
 const MAX_RECENT_BODIES = 100;
 /** A held copy is kept in the link's state: larger ones are stored (the hub's texts are chat messages). */
 const MAX_HELD_BYTES = 64 * 1024;
-
-export function update(host: { store: TokenHost["store"] }, change: (state: HubState) => void): HubState {
-  const state = host.store.loadHubState();
-  change(state);
-  host.store.saveHubState(state);
-  return state;
-}
 
 const textHash = (text: string) => sha256Hex(text);
 /** Held claims share seq 0: a claim is told apart by when it came and what it says as well. */
@@ -71,7 +64,7 @@ export async function acceptFlatHubHook(host: HubHost, arrival: Extract<Arrival,
   const claim: BridgeClaim = { seq: answer.id, sender: flat.sender, text_hash: await textHash(flat.text), session_key: flat.sessionKey, at: nowMs };
   if (hold) claim.held = { text: new TextDecoder().decode(arrival.body), subpath: arrival.subpath, content_type: arrival.contentType };
   const due = nowMs + FIRST_LOOK_MS;
-  update(host, (state) => {
+  host.store.updateHubState((state) => {
     state.claims = [...state.claims, claim].slice(-MAX_CLAIMS);
     state.recent_bodies = hold ? recent : [...recent, { hash: bodyHash, at: nowMs }].slice(-MAX_RECENT_BODIES);
     state.bridge_due_at = state.bridge_due_at === null ? due : Math.min(state.bridge_due_at, due);
@@ -197,7 +190,7 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
     claims = claims.filter((c) => !resent.includes(c) && !expired.includes(c));
     if (expired.length > 0) problems.push(`${expired.length} webhook bodies (ids ${expired.map((c) => c.seq).join(", ")}) matched no unacknowledged record in the hub's history within ${GIVE_UP_MS / 60_000} minutes (a body the hub sent twice, or a record it never listed): delivered here, not acknowledged at the hub`);
     const due = nextLook(claims, open, nowMs);
-    update(host, (state) => {
+    host.store.updateHubState((state) => {
       // Claims made while this ran stay; the ones settled or expired here go.
       const gone = new Set(start.claims.filter((c) => !claims.includes(c)).map(claimKey));
       state.claims = state.claims.filter((c) => !gone.has(claimKey(c)));
@@ -207,7 +200,7 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
     });
   } catch (err) {
     const status = err instanceof HubCallError ? err.status : 0;
-    update(host, (state) => {
+    host.store.updateHubState((state) => {
       // A cursor the hub no longer knows ("Invalid cursor"): start again from its newest records.
       if (status === 400 && state.history_cursor !== null) state.history_cursor = null;
       state.bridge_due_at = nowMs + 60_000;
@@ -219,5 +212,5 @@ export async function bridgeHistory(host: HubHost, nowMs: number): Promise<void>
 /** The hub probed one of its sub-paths: remember its prefix, so messages the relay formats use it too. */
 export function learnPrefix(host: Pick<HubHost, "store">, subpath: string): void {
   const prefix = prefixOfSubpath(subpath);
-  if (prefix && host.store.loadHubState().learned_prefix !== prefix) update(host, (s) => (s.learned_prefix = prefix));
+  if (prefix && host.store.loadHubState().learned_prefix !== prefix) host.store.updateHubState((s) => (s.learned_prefix = prefix));
 }

@@ -5,7 +5,7 @@
 // is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
 // records is set aside with its reason (hub-page.ts) without holding up the others.
 // Covered by test/worker/hub-pull.test.ts and test/worker/bad-input/surrogates.test.ts.
-import { RelayError, isKeyId, parseStrictJson } from "../../protocol/index.ts";
+import { RelayError, decodeUtf8Text, isKeyId, parseStrictJson } from "../../protocol/index.ts";
 import type { KeyRecord, KeyState } from "../../protocol/index.ts";
 import { HubCallError, readPage } from "./hub-page.ts";
 import type { HubRecord } from "./hub-page.ts";
@@ -13,15 +13,9 @@ import type { HubRecord } from "./hub-page.ts";
 export { HubCallError };
 export type { HubRecord };
 
-const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-
 /** The answer's text, or null when it is not UTF-8. */
 async function answerText(response: Response): Promise<string | null> {
-  try {
-    return UTF8_STRICT.decode(await response.arrayBuffer());
-  } catch {
-    return null;
-  }
+  return decodeUtf8Text(new Uint8Array(await response.arrayBuffer()));
 }
 
 const HUB_TIMEOUT_MS = 10_000;

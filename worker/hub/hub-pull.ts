@@ -11,7 +11,6 @@ import type { Envelope } from "../../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "../inbox-config.ts";
 import { acceptEnvelope } from "../intake/intake.ts";
 import { effectivePrefix } from "./hub-link.ts";
-import { update } from "./hub-bridge.ts";
 import type { HubHost } from "./hub-bridge.ts";
 import { HubCallError, ackHubInbox, pullHubInbox, renewHubLeases } from "./hub-client.ts";
 import type { HubRecord } from "./hub-client.ts";
@@ -130,7 +129,7 @@ async function pullOnce(host: PullHost, nowMs: number): Promise<number> {
     // A quiet pull writes nothing: a row per pull would be the whole cost of an idle inbox.
     const previous = host.store.loadHubState().last_pull;
     if (confirmedIds.length > 0 || !previous?.ok) {
-      update(host, (state) => {
+      host.store.updateHubState((state) => {
         state.last_pull = { at: nowMs, ok: true, status: 200, detail: "", count: confirmedIds.length };
         state.recent_pulled = [...state.recent_pulled, ...confirmedIds].slice(-RECENT_PULLED);
       });
@@ -141,7 +140,7 @@ async function pullOnce(host: PullHost, nowMs: number): Promise<number> {
     const previous = host.store.loadHubState().last_pull;
     // The same failure again is not written again (a hub down for a night would cost a row a pull).
     if (previous?.ok !== false || previous.detail !== detail || confirmedIds.length > 0) {
-      update(host, (state) => {
+      host.store.updateHubState((state) => {
         state.last_pull = { at: nowMs, ok: false, status, detail, count: confirmedIds.length };
         state.recent_pulled = [...state.recent_pulled, ...confirmedIds].slice(-RECENT_PULLED);
       });

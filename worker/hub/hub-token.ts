@@ -102,10 +102,8 @@ export async function hubTokenFor(host: TokenHost, nowMs: number): Promise<strin
 export async function hubTokenRefused(host: TokenHost, token: string, nowMs: number): Promise<void> {
   const held = await heldHubToken(host);
   if (!held || held.token !== token) return;
-  const state = host.store.loadHubState();
   if (held.expires_at * 1000 > nowMs) {
-    state.token_lost = { count: (state.token_lost?.count ?? 0) + 1, last_at: nowMs };
-    host.store.saveHubState(state);
+    host.store.updateHubState((state) => (state.token_lost = { count: (state.token_lost?.count ?? 0) + 1, last_at: nowMs }));
   }
   await keep(host, null);
 }

@@ -5,9 +5,8 @@
 // signature must be checked over the one reading every parser agrees on. Anything else is stored
 // byte-exact and never JSON-checked: a webhook body is the sender's business, not a protocol message.
 // Used by inbox-routes.ts; covered by test/worker/hooks.test.ts and test/worker/bad-input/surrogates.test.ts.
-import { ENVELOPE_VERSIONS, RelayError, assertStrictJson } from "../../protocol/index.ts";
+import { ENVELOPE_VERSIONS, RelayError, assertStrictJson, decodeUtf8Text } from "../../protocol/index.ts";
 
-const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 /**
  * A JSON string can spell an envelope version ("a2a/0.…") or the probe's key only if the text holds
  * it literally or uses a \u or \/ escape (no other escape makes those characters): a body with none of
@@ -31,15 +30,10 @@ export type HookBody = { kind: "probe" } | { kind: "envelope"; envelope: unknown
 
 /** Throws RelayError(400, invalid_json) when a body carrying an envelope is not strict JSON (strict-json.ts). */
 export function classifyHookBody(bytes: Uint8Array): HookBody {
-  let text: string;
-  let utf8 = true;
-  try {
-    text = UTF8_STRICT.decode(bytes);
-  } catch {
-    // Read leniently only to tell whether it claims to carry an envelope, which must be UTF-8.
-    text = new TextDecoder().decode(bytes);
-    utf8 = false;
-  }
+  const exact = decodeUtf8Text(bytes);
+  const utf8 = exact !== null;
+  // Read leniently only to tell whether it claims to carry an envelope, which must be UTF-8.
+  const text = exact ?? new TextDecoder().decode(bytes);
   const strict = (envelopeText: string) => {
     if (!utf8) throw new RelayError(400, "invalid_json", "the body carries an a2a envelope but is not UTF-8 text; send it as UTF-8");
     assertStrictJson(text);

@@ -1,5 +1,5 @@
 // Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole.
-import { RelayError, parseStrictJson } from "../../protocol/index.ts";
+import { RelayError, decodeUtf8Text, parseStrictJson } from "../../protocol/index.ts";
 
 /** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
 export const MESSAGE_LIMIT_ADVICE =
@@ -42,15 +42,9 @@ export async function readBodyCapped(request: Request, limit: number, what = "th
   return out;
 }
 
-const UTF8_TEXT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-
 /** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
 export function parseJsonBody(bytes: Uint8Array): unknown {
-  let text: string;
-  try {
-    text = UTF8_TEXT.decode(bytes);
-  } catch {
-    throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
-  }
+  const text = decodeUtf8Text(bytes);
+  if (text === null) throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
   return parseStrictJson(text);
 }

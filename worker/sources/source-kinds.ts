@@ -1,7 +1,7 @@
 // What the webhook-source verifiers share: a request as they see it, and what they return.
 // Imported by every verifier (github.ts, stripe.ts, slack.ts, standard-webhooks.ts, token.ts) and by
 // source-verify.ts, which picks one; covered by test/worker/sources-*.test.ts.
-import { RelayError, assertStrictJson } from "../../protocol/index.ts";
+import { RelayError, assertStrictJson, decodeUtf8Text } from "../../protocol/index.ts";
 import type { HmacKey } from "./hmac.ts";
 
 /** Stripe, Slack and Standard Webhooks all document five minutes. */
@@ -50,8 +50,6 @@ export function checkTimestamp(text: string, nowSec: number, status: number, hea
   return ts;
 }
 
-const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-
 /**
  * The body as a JSON object, or null (a form body, or not JSON at all): only read after the signature
  * passed. JSON is read strictly (strict-json.ts): a body whose event id or type a first-wins parser
@@ -59,14 +57,9 @@ const UTF8_STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * invalid_json rather than filed under a reading nobody else shares. The stored body stays byte-exact.
  */
 export function jsonObject(body: Uint8Array): Record<string, unknown> | null {
-  let text: string;
-  let utf8 = true;
-  try {
-    text = UTF8_STRICT.decode(body);
-  } catch {
-    text = new TextDecoder().decode(body);
-    utf8 = false;
-  }
+  const exact = decodeUtf8Text(body);
+  const utf8 = exact !== null;
+  const text = exact ?? new TextDecoder().decode(body);
   let value: unknown;
   try {
     value = JSON.parse(text);

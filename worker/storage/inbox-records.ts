@@ -69,6 +69,13 @@ export class InboxRecords {
     this.hubState = { ...state };
   }
 
+  /** Reads, changes and writes the hub state in one step (one row written). */
+  updateHubState(change: (state: HubState) => void): void {
+    const state = this.loadHubState();
+    change(state);
+    this.saveHubState(state);
+  }
+
   // --- other meta values (the hub token, hub-token.ts) -------------------------------------------
 
   readMeta(key: string): string | null {

@@ -126,6 +126,19 @@ export class SocketClient {
     return this.next("ready");
   }
 
+  /**
+   * Where a frame under test is sent from: past the challenge only, or (`authed`) authenticated and
+   * holding the one queued message the inbox was given.
+   */
+  async reach(signer: Signer, authed: boolean): Promise<void> {
+    if (!authed) {
+      await this.next("challenge");
+      return;
+    }
+    await this.auth(signer);
+    await this.next("message");
+  }
+
   close(code = 1000, reason = "test done"): void {
     open.delete(this);
     try {

@@ -167,12 +167,7 @@ describe("hostile WebSocket frames", () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: hostileFieldFrame }, oversizedFrame).filter((f) => typeof f !== "string" || !isFrameFor(f, 1)), fc.boolean(), async (frame, authed) => {
         const client = await connect(inbox.agent.id);
-        if (authed) {
-          await client.auth(inbox.agent);
-          await client.next("message");
-        } else {
-          await client.next("challenge");
-        }
+        await client.reach(inbox.agent, authed);
         await expectRefusedOrIgnored(client, frame);
         if ((typeof frame === "string" ? frame.length : frame.byteLength) > MAX_CLIENT_FRAME_BYTES / 3) {
           tooLarge++;
