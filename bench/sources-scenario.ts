@@ -1,9 +1,11 @@
 // `npm run bench:sources`: each webhook source's check of an 8 KiB body inside workerd vs one Ed25519 verify (what every
-// envelope costs), and GitHub-signed events to …/sources/github vs the same body to …/hooks/… with the bearer token.
+// envelope costs), GitHub-signed events to …/sources/github vs the same body to …/hooks/… with the bearer token, and
+// a Stripe event's POST-to-local-app latency through the relay and the agent vs a direct POST (forward-latency.ts).
 import { createHmac } from "node:crypto";
 import { startMiniflare, startRelayMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
 import type { BenchRun } from "./bench-run.ts";
+import { FORWARD_EVENTS, forwardLatency } from "./forward-latency.ts";
 import { cpuPerOp, runClosedLoop, withCpu } from "./http-client.ts";
 import { LOOPBACK_HUB_URL, claimInbox, emptyInbox, newAgent, signedCall } from "./relay-agents.ts";
 import { fmt, median, printGoalSummary, rate, table } from "./report.ts";
@@ -42,6 +44,10 @@ export async function sourcesScenario(run: BenchRun): Promise<void> {
     rounds.push({ github: await withCpu(() => runClosedLoop(EVENTS, CONCURRENCY, github(round))), hook: await withCpu(() => runClosedLoop(EVENTS, CONCURRENCY, hook)) });
   }
   await run.stopMiniflare();
+  run.log(`part 3: ${FORWARD_EVENTS} Stripe events to a local app through the relay and the agent, and ${FORWARD_EVENTS} straight to it…`);
+  const forwardRelay = await run.startMiniflare(() => startRelayMiniflare(relayBundle, LOOPBACK_HUB_URL));
+  const forward = await forwardLatency(forwardRelay, run.dir);
+  await run.stopMiniflare();
   const us = verify.us;
   console.log(`\n1. The checks inside workerd (bench/verify-worker.ts), ${SOURCE_BODY_BYTES / 1024} KiB JSON body: N per request, less ?n=0 requests, ÷ N; ${REPETITIONS} reps.`);
   printOperations(verify, ops.map((op) => [op, op === "webcrypto" ? "Ed25519 verify (WebCrypto), the baseline" : op] as const));
@@ -54,8 +60,12 @@ export async function sourcesScenario(run: BenchRun): Promise<void> {
     ["POST …/hooks/… (bearer token, by its hash), the baseline", fmt(rate(mid.hook.load)), fmt(cpuPerOp(mid.hook))],
   ]));
   console.log(`   req/s ratio of each round: ${ratios.map((r) => fmt(r)).join(", ")}`);
+  console.log(`\n3. A source forwarding to a local app (sources add stripe --forward …): sender's POST → the app has it, one at a time,`);
+  console.log("   interleaved with a direct POST of the same signed event to the same app (20 of each first, not counted)");
+  console.log(table(forward.rows));
   printGoalSummary("Summary", [
     ...SOURCE_OPERATIONS.map((op) => ({ figure: `${op} check µs (8 KiB)`, value: fmt(us(op)), baseline: `${fmt(us("webcrypto"))} (Ed25519 verify)`, ratio: us(op) / us("webcrypto") })),
     { figure: "GitHub event req/s ÷ token hook", value: fmt(rate(mid.github.load)), baseline: fmt(rate(mid.hook.load)), ratio: median(ratios) },
+    ...forward.summary,
   ]);
 }

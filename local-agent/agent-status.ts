@@ -1,7 +1,9 @@
 // What the running agent reports of itself (GET /clawrelay/status, `clawrelay status`, the inspector).
 // Types only, apart from agent.ts so the readers of a status need not import the agent that makes it.
+// Covered by test/node/cli-start-status.e2e.test.ts and forward-status.test.ts.
 import type { QueueSummary } from "../protocol/index.ts";
 import type { DeliveryStatus } from "./delivery/delivery-status.ts";
+import type { ForwardTargetStatus } from "./forward/forward-targets.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
 import type { HubSideStatus } from "./hub/hub-side.ts";
 
@@ -12,9 +14,13 @@ export interface AgentStatus {
   /** "standalone" (clawrelay start) or "gateway plugin" (openclaw-plugin/). */
   runs_in: AgentRunsIn;
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
-  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null };
-  /** `cursor`: every id up to it is finished (persisted in the delivery journal). */
-  delivery: DeliveryStatus & { cursor: number };
+  /** `problem`: why nothing can be posted to the gateway (no hooks token: none set up); null when it can. */
+  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null; problem: string | null };
+  /**
+   * `cursor`: every id up to it is finished (persisted in the delivery journal). `forwards`: each source
+   * seen since the start whose events go to a local app, and how that app has been answering.
+   */
+  delivery: DeliveryStatus & { cursor: number; forwards: ForwardTargetStatus[] };
   delegation: { waiting: number; late_results_dropped: number };
   /** The hub link's side: the mode the relay said, the hub's WebSocket, the credentials file kept in step. */
   hub: HubSideStatus;

@@ -1,6 +1,7 @@
 // The long-lived local agent: relay socket → ordered delivery into the gateway → acks, plus the local
 // API and the hub link's side (hub/hub-side.ts: one shared hub token, the hub's WebSocket in pull mode).
-// Returns a handle; only cli.ts touches process (signals, exit).
+// Returns a handle; only cli.ts touches process (signals, exit). Covered end to end by
+// test/node/delivery.e2e.test.ts, cli-start-status.e2e.test.ts and forward-agent.e2e.test.ts.
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_API_PORT, startApiServer } from "./api-server.ts";
@@ -11,13 +12,17 @@ import { DeliveryJournal } from "./delivery/delivery-journal.ts";
 import { DeliveryLoop } from "./delivery/delivery.ts";
 import { DeliveryFeed } from "./inspector/delivery-feed.ts";
 import { inspectorPages } from "./inspector/inspector-routes.ts";
-import { queueSummary } from "./relay/messages.ts";
+import { queueSummary, replayMessage } from "./relay/messages.ts";
+import { DEFAULTS } from "./backoff.ts";
 import { signedRelayCall } from "./relay/relay-api.ts";
 import { createGatewayClient } from "./delivery/gateway-forwarder.ts";
+import { AgentError } from "./errors.ts";
 import { settingsIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import type { GatewaySource } from "./gateway/gateway-source.ts";
-import type { Environment } from "./gateway/openclaw-config.ts";
+import type { Environment, GatewaySettings } from "./gateway/openclaw-config.ts";
+import type { GatewayTarget } from "./delivery/gateway-forwarder.ts";
+import type { NoGateway } from "./delivery/delivery-options.ts";
 import { RelayClient } from "./relay/relay-client.ts";
 import { HubSide } from "./hub/hub-side.ts";
 import type { HubSideOptions } from "./hub/hub-side.ts";
@@ -58,6 +63,12 @@ export interface AgentOptions {
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
 
+/** The gateway as the status shows it: where posts go, and why none can when there is no hooks token. */
+function gatewayView(gateway: GatewaySettings, target: GatewayTarget | NoGateway): Omit<AgentStatus["gateway"], "config_error"> {
+  const problem = "problem" in target ? target.problem : null;
+  return { port: gateway.port, hooks_path: gateway.hooksPath, config_path: gateway.configPath, auth_source: gateway.auth.source, problem };
+}
+
 function removeIfOurs(runFile: string, record: string): void {
   try {
     if (readFileSync(runFile, "utf8").trim() === record) rmSync(runFile, { force: true });
@@ -71,17 +82,29 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   // The key may be the root key or one the root key listed for the inbox: the relay decides.
   const identity = { ...(await settingsIdentity(settings)), agentId: settings.agent_id };
   const source = options.gateway ?? settingsGatewaySource(settings, env, logger);
-  // Refused at the start (no hooks token = nothing can be delivered); later changes are followed.
+  // No hooks token (no OpenClaw here, or hooks not set up) is no reason to stop: events forwarded to
+  // local apps still go, and gateway-bound messages wait, paused with the problem, until it is set up
+  // (openclaw.json is followed as it changes). Once usable, unusable changes keep the last good target.
+  const targetOf = (gateway: GatewaySettings): GatewayTarget | NoGateway => {
+    try {
+      return gatewayTarget(gateway);
+    } catch (err) {
+      return { problem: (err as Error).message };
+    }
+  };
   const initial = source.current();
-  let current = { gateway: initial, target: gatewayTarget(initial) };
+  let current = { gateway: initial, target: targetOf(initial) };
+  // Inside the gateway there is a gateway: hooks not set up are its own config's mistake, said at its
+  // start in its log (docs/openclaw-setup.md), not by messages waiting.
+  if (options.runsIn === "gateway plugin" && "problem" in current.target) throw new AgentError("no_hooks_token", current.target.problem);
+  let seen = initial;
   const refresh = () => {
     const gateway = source.current();
-    if (gateway === current.gateway) return current;
-    try {
-      current = { gateway, target: gatewayTarget(gateway) };
-    } catch (err) {
-      logger.error("gateway settings unusable; keeping the previous ones", { error: (err as Error).message });
-    }
+    if (gateway === seen) return current;
+    seen = gateway;
+    const target = targetOf(gateway);
+    if ("problem" in target && !("problem" in current.target)) logger.error("gateway settings unusable; keeping the previous ones", { error: target.problem });
+    else current = { gateway, target };
     return current;
   };
   const gatewayClient = createGatewayClient();
@@ -96,7 +119,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     card: () => card,
     chat: () => {
       const now = refresh();
-      return { port: now.target.port, authToken: now.gateway.authToken, authProblem: now.gateway.auth.problem, model: settings.openclaw_agent ?? "openclaw", enabled: now.gateway.chatCompletionsEnabled };
+      return { port: now.gateway.port, authToken: now.gateway.authToken, authProblem: now.gateway.auth.problem, model: settings.openclaw_agent ?? "openclaw", enabled: now.gateway.chatCompletionsEnabled };
     },
     timeoutMs: settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS,
     logger,
@@ -104,6 +127,9 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   });
 
   const feed = new DeliveryFeed();
+  const access = { relayUrl: settings.relay_url, agentId: settings.agent_id, identity };
+  // What the relay granted (its `ready` frame); until then what is asked.
+  let window = settings.window ?? DEFAULTS.window;
   const loop = new DeliveryLoop({
     agentId: settings.agent_id,
     // Asked before every post: a fixed hooks token or path takes effect on the next message.
@@ -117,6 +143,9 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     // Results of our own delegations go to their waiting callers; tasks for us go to the task runner.
     intercept: (envelope) => delegator.intercept(envelope) || tasks.intercept(envelope),
     onEvent: (event) => feed.record(event),
+    window: () => window,
+    // A failing app's set-aside events come back through the owner API, as `clawrelay messages replay`.
+    replay: async (id) => (await replayMessage(access, id)).id,
   });
 
   const journal = options.journalFile ? DeliveryJournal.open(options.journalFile, { agentId: settings.agent_id }) : null;
@@ -140,6 +169,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       relay.state = state;
       relay.since = Date.now();
       relay.backlog = detail.backlog ?? relay.backlog;
+      window = detail.window ?? window;
       // Only the two prefixes hubs use: a relay's word cannot steer posts to another gateway path.
       if (isHubPrefix(detail.hubPrefix)) hubPrefix = detail.hubPrefix;
       relay.error = detail.error ?? (state === "connected" ? null : relay.error);
@@ -161,15 +191,14 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     agent_id: settings.agent_id,
     runs_in: options.runsIn ?? "standalone",
     relay: { ...relay },
-    gateway: { port: current.target.port, hooks_path: current.target.hooksPath, config_path: current.gateway.configPath, auth_source: current.gateway.auth.source, config_error: source.error },
-    delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor },
+    gateway: { ...gatewayView(current.gateway, current.target), config_error: source.error },
+    delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor, forwards: loop.forwards.status() },
     delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
     hub: hubSide.status(),
     api_port: api?.port ?? 0,
     started_at: startedAt,
   });
 
-  const access = { relayUrl: settings.relay_url, agentId: settings.agent_id, identity };
   const inspector = inspectorPages({ status, feed, access });
   api = await startApiServer(options.apiPort ?? settings.api_port ?? (Number(env.SOCIETY_AI_API_PORT) || DEFAULT_API_PORT), {
     ...societyRoutes({
@@ -177,7 +206,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       agentName: () => card?.name ?? settings.display_name ?? settings.agent_id,
       relayConnected: () => relay.state === "connected",
       listed: () => listed,
-      gatewayReachable: () => portIsListening(refresh().target.port),
+      gatewayReachable: () => portIsListening(refresh().gateway.port),
       apiPort: () => api?.port ?? 0,
       startedAt,
       delegator,
@@ -198,7 +227,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     listed = true;
   }
   else logger.info("no card.json: this agent is not listed in the directory", { path: options.cardFile ?? null });
-  logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.target.port, api_port: api.port, inspector: `http://127.0.0.1:${api.port}/` });
+  logger.info("agent started", { agent_id: settings.agent_id, relay: settings.relay_url, gateway_port: current.gateway.port, api_port: api.port, inspector: `http://127.0.0.1:${api.port}/` });
+  if ("problem" in current.target) logger.warn("no gateway to post to: gateway-bound messages wait; events forwarded to local apps go on", { error: current.target.problem });
 
   let closing: Promise<void> | null = null;
   return {

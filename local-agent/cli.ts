@@ -5,12 +5,9 @@
 // ~4 MiB resident. `env -S` splits the line on Linux, macOS and BSD; npm's Windows shims read it too.) Everything else returns values or throws AgentError; the command table and
 // help texts are in cli-help.ts, argv parsing in cli-args.ts, reading flags in cli-flags.ts, errors to
 // one line in cli-errors.ts, status text in cli-status.ts, messages and send in cli-messages.ts.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { HUB_PREFIXES } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
 // Each command's modules load when that command runs: `start` stays as small in memory as it can be.
-import type { AgentStatusAnswer } from "./agent-status.ts";
 import { cardPath } from "./society/card-file.ts";
 import { UsageError, parseInvocation } from "./cli/cli-args.ts";
 import { bindFlags, choiceFlag, gatewayFlags, httpUrlFlag, stringFlag, switchFlag } from "./cli/cli-flags.ts";
@@ -71,22 +68,11 @@ async function start(): Promise<void> {
 }
 
 async function status(): Promise<void> {
-  let run: { api_port: number; pid: number };
-  try {
-    run = JSON.parse(readFileSync(join(settingsHome(env), "run.json"), "utf8")) as typeof run;
-    if (typeof run?.api_port !== "number") throw new Error("no api_port");
-  } catch {
-    throw new AgentError("not_running", "no running agent found (start it with: clawrelay start)");
-  }
-  const res = await fetch(`http://127.0.0.1:${run.api_port}/clawrelay/status`).catch(() => null);
-  if (!res?.ok) throw new AgentError("not_running", `the agent (pid ${run.pid}) does not answer on 127.0.0.1:${run.api_port}; it may have crashed`);
-  const s = (await res.json()) as AgentStatusAnswer;
-  // Another agent (another CLAWRELAY_HOME) may have taken the port of a crashed one since.
-  if (s.agent_id !== loadSettings(path).agent_id) {
-    throw new AgentError("not_running", `no agent of ${path} is running (run.json is stale: pid ${run.pid} is gone and 127.0.0.1:${run.api_port} is another agent's)`);
-  }
-  if (flag("json")) return print(JSON.stringify(s, null, 2));
-  print(statusText(s, run.pid, Date.now()));
+  const { findRunningAgent } = await import("./cli/running-agent.ts");
+  const found = await findRunningAgent(settingsHome(env), () => loadSettings(path).agent_id);
+  if (!found.running) throw new AgentError("not_running", found.why.startsWith("no running agent found") ? `${found.why} (start it with: clawrelay start)` : found.why);
+  if (flag("json")) return print(JSON.stringify(found.status, null, 2));
+  print(statusText(found.status, found.pid, Date.now()));
 }
 
 async function messages(): Promise<void> {
@@ -149,6 +135,23 @@ async function sources(action: SourcesAction): Promise<void> {
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 
+async function listenCommand(): Promise<void> {
+  const [{ listen, listenTarget, listenText }, { inboxAccess }, { findRunningAgent }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./cli/running-agent.ts")]);
+  const port = positionals[0];
+  if (port === undefined) throw new UsageError("listen needs the app's port: clawrelay listen 3000");
+  const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target") };
+  const target = await listenTarget(input);
+  const settings = loadSettings(path);
+  const home = settingsHome(env);
+  const result = await listen(await inboxAccess(settings), home, input, target);
+  if (flag("json")) return print(JSON.stringify(result, null, 2));
+  print(listenText(result));
+  const found = await findRunningAgent(home, () => settings.agent_id);
+  if (found.running) return print(`\nThe running agent (pid ${found.pid}, ${found.status.runs_in}) forwards them; clawrelay status shows the app's last answer.`);
+  print("\nNo agent runs for this inbox, so this one runs it (Ctrl-C stops it; requests then wait at the relay).\n");
+  await start();
+}
+
 async function init(): Promise<void> {
   const relay = httpUrlFlag(values, "relay", "https://relay.example.com");
   const hub = httpUrlFlag(values, "hub", "https://agentgram.chat");
@@ -187,7 +190,9 @@ const RUN: Record<string, () => Promise<void>> = {
   messages,
   "hub register": hubRegister,
   "hub status": hubStatusCommand,
+  listen: listenCommand,
   "sources add": () => sources("add"),
+  "sources set": () => sources("set"),
   "sources list": () => sources("list"),
   "sources rotate": () => sources("rotate"),
   "sources remove": () => sources("remove"),

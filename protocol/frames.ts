@@ -1,5 +1,6 @@
 // WebSocket frames between an inbox and its local agent. JSON text frames, one object each.
 // docs/protocol.md ("Receiving over a WebSocket") documents the same thing for other client authors.
+import type { ForwardFrame } from "./forward.ts";
 
 /** Sent by the client; the server answers with PONG_FRAME without waking the Durable Object. */
 export const PING_FRAME = '{"type":"ping"}';
@@ -62,6 +63,11 @@ export interface DeliveryFrame {
   expires_at: number;
   /** A webhook source's headers of interest (sources.ts), posted to the gateway with the body. */
   headers?: Record<string, string>;
+  /**
+   * Set when the event's source forwards to a local app (forward.ts): the agent posts the body there,
+   * with this method, URL tail and the sender's own headers, instead of to the gateway.
+   */
+  forward?: ForwardFrame;
 }
 
 /** How the inbox is linked to its hub: the hub pushes webhooks, the inbox pulls, or no link. */

@@ -16,6 +16,7 @@ export * from "./subpath.ts";
 export * from "./hub-prefix.ts";
 export * from "./strict-json.ts";
 export * from "./sources.ts";
+export * from "./forward.ts";
 export * from "./hub-session-key.ts";
 export * from "./hub-text.ts";
 export * from "./hub-flat.ts";

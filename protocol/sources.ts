@@ -22,6 +22,10 @@ export interface SourceView {
   updated_at: number;
   /** The last request refused since the inbox last woke (kept in memory only: refusals write nothing). */
   last_refusal: { at: number; code: string; message: string } | null;
+  /** Where its events go: null = the gateway's hooks (at `subpath`); else a local app's URL (forward.ts). */
+  forward: string | null;
+  /** The owner allowed `forward` outside loopback and private networks. */
+  allow_public_target: boolean;
 }
 
 /** Set on every source event, whatever the provider: one mapping template can serve them all. */

@@ -112,6 +112,8 @@ say("");
 say("Make a message appear in the gateway:");
 say(`  npx clawrelay --home ${home} send --to ${settings.agent_id} --text "hello through clawrelay"`);
 say(`  curl -s -X POST ${init.hooksUrl}/agentgram_inbox/agent -H 'Authorization: Bearer ${init.webhookToken}' -H 'Content-Type: application/json' -d '{"message":"hello as a webhook"}'`);
+say("Send webhooks to an app of yours on port 3000 instead (prints the URL; this agent forwards):");
+say(`  npx clawrelay --home ${home} listen 3000`);
 say("Search and delegate through the local API (the dev agent publishes examples/card.json):");
 say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/search-agents -H 'Content-Type: application/json' -d '{"query":"weather forecast"}'`);
 say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/delegate-task -H 'Content-Type: application/json' -d '{"agent_id":"weather-bot","skill_id":"forecast","message":"Weather in Paris?"}'`);

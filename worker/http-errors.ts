@@ -54,18 +54,24 @@ export function allowedMethods(app: RoutedApp, path: string): string[] {
   return METHODS.filter((method) => app.router.match(method, path)[0].some(([[, route]]) => route.method === method));
 }
 
+/** Why a method is refused at a path, when there is more to say than which methods it takes; else null. */
+export type MethodAdvice = (method: string, path: string) => string | null;
+
 /**
  * The notFound handler of `app` (the edge app, app.ts; the inbox's router, inbox-routes.ts): a path one
- * of its routes knows, asked with another method, is a 405 with `Allow`; anything else a 404. Read from
- * the router when a request comes, so a route added later is known without a list to keep.
+ * of its routes knows, asked with another method, is a 405 with `Allow` (and `advice`'s reason, if it
+ * has one); anything else a 404. Read from the router when a request comes, so a route added later is
+ * known without a list to keep.
  */
-export function answerNotFound(app: RoutedApp): (c: Context) => Promise<Response> {
+export function answerNotFound(app: RoutedApp, advice: MethodAdvice = () => null): (c: Context) => Promise<Response> {
   return async (c) => {
     await discardUnreadBody(c.req.raw);
     const path = new URL(c.req.url).pathname;
     const allowed = allowedMethods(app, path);
     if (allowed.length > 0 && !allowed.includes(c.req.method)) {
-      return errorResponse(405, "method_not_allowed", `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}`, { allow: allowed.join(", ") });
+      const why = advice(c.req.method, path);
+      const message = `${loggablePath(path)} answers ${allowed.join(", ")}, not ${c.req.method}${why ? `: ${why}` : ""}`;
+      return errorResponse(405, "method_not_allowed", message, { allow: allowed.join(", ") });
     }
     return errorResponse(404, "not_found", `no route for ${c.req.method} ${loggablePath(path)}; see the route table in docs/protocol.md ("Every route")`);
   };

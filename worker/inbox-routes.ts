@@ -23,6 +23,7 @@ import { queryInteger } from "./delivery/query-params.ts";
 import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
+import { sourceMethodAdvice } from "./sources/source-request.ts";
 import { openSession } from "./delivery/socket-session.ts";
 import { admitSocket } from "./delivery/socket-limits.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
@@ -56,7 +57,7 @@ function inboxUrls(request: Request, agentId: string) {
 export function inboxRouter(inbox: InboxHost): Hono {
   const app = new Hono();
   app.onError(handleError);
-  app.notFound(answerNotFound(app));
+  app.notFound(answerNotFound(app, sourceMethodAdvice));
 
   app.put("/inbox/:agent_id", async (c) => {
     const agentId = c.req.param("agent_id");
@@ -185,7 +186,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
       await inbox.waitForMessage(timeout * 1000);
       rows = inbox.store.messagesAfter(after, limit + 1);
     }
-    const messages = rows.slice(0, limit).map(deliveryFrame);
+    const messages = rows.slice(0, limit).map((row) => deliveryFrame(row, inbox.forwardTargets));
     const summary = inbox.store.summary(inbox.inFlight());
     return c.json({
       messages,

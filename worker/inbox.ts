@@ -55,6 +55,8 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     agentId: () => this.requireConfig().agent_id,
     workerSecret: () => this.env.RECEIPT_KEY_SECRET,
   });
+  /** Where each source's events go now, read as each delivery frame is built (delivery-frame.ts). */
+  readonly forwardTargets = (name: string) => this.sources.forwardTarget(name);
   private readonly intakeHooks: Omit<IntakeContext, "config" | "nowMs">;
   private readonly router = inboxRouter(this);
 
@@ -238,7 +240,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   // --- consumers ---------------------------------------------------------------------------------
 
   wakeConsumers(): void {
-    for (const ws of this.sockets()) pump(ws, this.store);
+    for (const ws of this.sockets()) pump(ws, this);
     for (const wake of [...this.waiters]) wake();
   }
 

@@ -1,37 +1,11 @@
 // The CLI's command table: for each command its flags (the only options parseArgs is given for it),
 // its usage lines, its help text and examples. Pure data and text; imported by cli-args.ts and
-// cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts.
+// cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts. The sources commands and listen are in cli-help-sources.ts.
+import { SOURCE_COMMANDS } from "./cli-help-sources.ts";
+import { json } from "./cli-spec.ts";
+import type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
 
-export interface FlagSpec {
-  name: string;
-  /** The value's placeholder (`URL`, `N`); absent for a boolean flag. */
-  value?: string;
-  short?: string;
-  about: string;
-}
-
-export interface CommandSpec {
-  kind: "command";
-  /** As typed after `clawrelay`: "init", "hub register". */
-  name: string;
-  summary: string;
-  /** Synopsis lines, each after "clawrelay ". */
-  usage: string[];
-  flags: FlagSpec[];
-  /** How many positional arguments it takes (messages: an action and an id). */
-  positionals: number;
-  examples: string[];
-}
-
-/** A word that only groups sub-commands (`hub`). */
-export interface GroupSpec {
-  kind: "group";
-  name: string;
-  summary: string;
-  actions: string[];
-}
-
-export type HelpTopic = CommandSpec | GroupSpec | "root";
+export type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
 
 export const GLOBAL_FLAGS: FlagSpec[] = [
   { name: "home", value: "DIR", about: "settings directory (default $CLAWRELAY_HOME or ~/.clawrelay)" },
@@ -45,9 +19,7 @@ const GATEWAY_FLAGS: FlagSpec[] = [
   { name: "openclaw-config", value: "FILE", about: "the openclaw.json to read (default: OpenClaw's own lookup)" },
 ];
 
-const json = (what: string): FlagSpec => ({ name: "json", about: what });
 const claimToken: FlagSpec = { name: "claim-token", value: "TOKEN", about: "the relay operator's claim token, for a first claim (or $CLAWRELAY_CLAIM_TOKEN)" };
-const sourceSecret = (about: string): FlagSpec => ({ name: "secret", value: "SECRET", about: `${about}; "-" reads it from stdin, out of the shell's history` });
 const agentlineToken: FlagSpec = { name: "agentline-token", value: "JWT", about: "a hub JWT to try after the relay's and the credentials file's, before one is made from the agent's key" };
 
 export const COMMANDS: CommandSpec[] = [
@@ -173,61 +145,12 @@ export const COMMANDS: CommandSpec[] = [
     positionals: 0,
     examples: ["clawrelay hub status", "clawrelay hub status --json"],
   },
-  {
-    kind: "command",
-    name: "sources add",
-    summary: "give a webhook sender its own verified URL on the inbox",
-    usage: ["sources add NAME --kind github|stripe|slack|standard-webhooks|token [--secret SECRET|-] [--subpath PATH] [--json]"],
-    flags: [
-      { name: "kind", value: "KIND", about: "how its requests are verified: github, stripe, slack, standard-webhooks (Svix, Resend, Clerk …) or token (a secret in the URL)" },
-      sourceSecret("the provider's signing secret (required for stripe and slack; github and standard-webhooks get one made if left out; token always does)"),
-      { name: "subpath", value: "PATH", about: "where under the gateway's hooks path its events go (default sources/NAME)" },
-      json("print the relay's answer as JSON"),
-    ],
-    positionals: 1,
-    examples: [
-      "clawrelay sources add github --kind github",
-      "clawrelay sources add stripe --kind stripe --secret whsec_…",
-      "echo \"$SLACK_SIGNING_SECRET\" | clawrelay sources add slack --kind slack --secret -",
-      "clawrelay sources add zapier --kind token",
-    ],
-  },
-  {
-    kind: "command",
-    name: "sources list",
-    summary: "the inbox's sources: kind, sub-path, URL and the last refused request",
-    usage: ["sources list [--json]"],
-    flags: [json("print the sources as JSON")],
-    positionals: 0,
-    examples: ["clawrelay sources list"],
-  },
-  {
-    kind: "command",
-    name: "sources rotate",
-    summary: "a new secret for a source (a new URL for a token source)",
-    usage: ["sources rotate NAME [--secret SECRET|-] [--grace SECONDS] [--json]"],
-    flags: [
-      sourceSecret("the new secret (required for stripe and slack: the one the provider shows); else one is made"),
-      { name: "grace", value: "SECONDS", about: "keep the old secret working this long too (at most 604800), while the sender switches" },
-      json("print the relay's answer as JSON"),
-    ],
-    positionals: 1,
-    examples: ["clawrelay sources rotate github --grace 3600", "clawrelay sources rotate zapier"],
-  },
-  {
-    kind: "command",
-    name: "sources remove",
-    summary: "stop taking a source's events (those already in the inbox stay)",
-    usage: ["sources remove NAME [--json]"],
-    flags: [json("print the relay's answer as JSON")],
-    positionals: 1,
-    examples: ["clawrelay sources remove github"],
-  },
+  ...SOURCE_COMMANDS,
 ];
 
 export const GROUPS: GroupSpec[] = [
   { kind: "group", name: "hub", summary: "link the inbox to its hub (BotCord, Agentline), and check the link", actions: ["register", "status"] },
-  { kind: "group", name: "sources", summary: "webhook senders verified at the relay: GitHub, Stripe, Slack, Standard Webhooks, token", actions: ["add", "list", "rotate", "remove"] },
+  { kind: "group", name: "sources", summary: "webhook senders verified at the relay: GitHub, Stripe, Slack, Standard Webhooks, token", actions: ["add", "set", "list", "rotate", "remove"] },
 ];
 
 function flagLabel(flag: FlagSpec): string {

@@ -6,9 +6,11 @@ import type { Values } from "./cli-args.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { SOURCE_KINDS } from "../../protocol/index.ts";
 import type { SourceKind } from "../../protocol/index.ts";
-import { addSource, listSources, removeSource, rotateSource, sourceAddedText, sourcesTable } from "../relay/sources.ts";
+import { addSource, listSources, removeSource, rotateSource, setSourceTarget, sourceAddedText, sourcesTable, targetSetText } from "../relay/sources.ts";
+import type { SourceTarget } from "../relay/sources.ts";
+import { checkedTarget } from "./forward-flags.ts";
 
-export type SourcesAction = "add" | "list" | "rotate" | "remove";
+export type SourcesAction = "add" | "set" | "list" | "rotate" | "remove";
 
 export interface SourcesCommand {
   action: SourcesAction;
@@ -21,6 +23,22 @@ export interface SourcesCommand {
 }
 
 const text = (values: Values, name: string): string | undefined => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+
+/** --forward URL [--allow-public-target], or for `set` --gateway; undefined when none is given. */
+async function targetOf(values: Values, action: SourcesAction): Promise<SourceTarget | undefined> {
+  const forward = text(values, "forward");
+  const allowPublic = values["allow-public-target"] === true;
+  if (values.gateway === true) {
+    if (forward !== undefined) throw new UsageError("--forward and --gateway contradict each other: give one");
+    return { forward: null, allowPublic: false };
+  }
+  if (forward === undefined) {
+    if (allowPublic) throw new UsageError("--allow-public-target goes with --forward URL");
+    if (action === "set") throw new UsageError("sources set needs --forward URL (a local app) or --gateway");
+    return undefined;
+  }
+  return checkedTarget(forward, allowPublic);
+}
 
 function nameOf(command: SourcesCommand): string {
   if (command.name === undefined) throw new UsageError(`sources ${command.action} needs the source's name: clawrelay sources ${command.action} NAME`);
@@ -43,10 +61,22 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
     const kind = text(values, "kind");
     if (kind === undefined) throw new UsageError(`sources add needs --kind: one of ${SOURCE_KINDS.join(", ")}`);
     if (!(SOURCE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${SOURCE_KINDS.join(", ")}, not "${kind}"`);
+    const target = await targetOf(values, "add");
     const secret = await command.readSecret();
     const subpath = text(values, "subpath");
-    const answer = await addSource(await command.access(), { name, kind: kind as SourceKind, ...(secret !== undefined ? { secret } : {}), ...(subpath !== undefined ? { subpath } : {}) });
+    const answer = await addSource(await command.access(), {
+      name,
+      kind: kind as SourceKind,
+      ...(secret !== undefined ? { secret } : {}),
+      ...(subpath !== undefined ? { subpath } : {}),
+      ...(target ? { target } : {}),
+    });
     return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "added");
+  }
+  if (command.action === "set") {
+    const target = (await targetOf(values, "set"))!;
+    const answer = await setSourceTarget(await command.access(), name, target);
+    return asJson ? JSON.stringify(answer, null, 2) : targetSetText(answer);
   }
   const grace = text(values, "grace");
   if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError(`--grace must be a whole number of seconds, not "${grace}"`);

@@ -1,7 +1,8 @@
 // What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status).
-// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts.
+// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts and forward-status.test.ts.
 import type { AgentStatusAnswer } from "../agent-status.ts";
-import { summaryLine } from "../relay/messages.ts";
+import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
+import { formatAge, summaryLine } from "../relay/messages.ts";
 
 export function statusText(s: AgentStatusAnswer, pid: number, now: number): string {
   const summary = s.relay_queue;
@@ -11,13 +12,16 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     `agent     ${s.agent_id} (${s.runs_in === "gateway plugin" ? "inside the OpenClaw gateway, " : ""}pid ${pid}, local API 127.0.0.1:${s.api_port})`,
     `inspector http://127.0.0.1:${s.api_port}/ (messages, replay, drop; metrics at /metrics)`,
     `relay     ${s.relay.state} ${s.relay.url} since ${new Date(s.relay.since).toISOString()}${s.relay.error ? ` — ${s.relay.error}` : ""}`,
-    `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"}; gateway token: ${s.gateway.auth_source})`,
+    s.gateway.problem
+      ? `gateway   none to post to (${s.gateway.problem}); messages for the gateway wait, events forwarded to local apps go on`
+      : `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"}; gateway token: ${s.gateway.auth_source})`,
     ...(s.gateway.config_error ? [`          openclaw.json changed but cannot be read (${s.gateway.config_error}); using the last good settings`] : []),
     `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
     ...(d.paused ? [`PAUSED    ${d.paused}`] : []),
     ...(d.gateway_down ? [`GATEWAY DOWN since ${new Date(d.gateway_down.since).toISOString()} (${d.gateway_down.reason}); probed ${d.gateway_down.probes} times, every conversation goes on once it answers`] : []),
+    ...forwardLines(d.forwards, now),
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
@@ -26,6 +30,30 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A span as a person says it: 12 s, 3 min, 5 h, 2 d. */
+export function span(ms: number): string {
+  return formatAge(ms, true);
+}
+
+/** How a failing app fails, in words: "refusing connections", or what it answered. */
+export function failingText(f: ForwardTargetStatus, now: number): string | null {
+  if (f.failing_since === null) return null;
+  const how = f.last_error?.startsWith("connection refused") ? "refusing connections" : `failing (${(f.last_error ?? "").slice(0, 160)})`;
+  return `${how} for ${span(now - f.failing_since)}`;
+}
+
+/** One line per source forwarded to a local app: where, the app's last answer and its age, whether it is failing, what is set aside. */
+export function forwardLines(forwards: ForwardTargetStatus[] | undefined, now: number): string[] {
+  return (forwards ?? []).map((f) => {
+    const last = f.last_answer ? `last answer ${f.last_answer.status} ${span(now - f.last_answer.at)} ago (id ${f.last_answer.id})` : "no answer yet";
+    const failing = failingText(f, now);
+    const trouble = failing ? `; ${failing}` : f.last_error ? `; last rejected: ${f.last_error.slice(0, 160)}` : "";
+    // An agent from before setting aside reports no set_aside.
+    const aside = (f.set_aside ?? 0) > 0 ? `; set aside ${f.set_aside} (on the dead shelf; the agent replays them when the app answers)` : "";
+    return `forward   ${f.source} → ${f.target}: ${last}${trouble}; delivered ${f.delivered}, rejected ${f.rejected}${aside}`;
+  });
+}
 
 /** The hub's WebSocket (pull mode) in one line, and the credentials file when it cannot be kept in step. */
 function hubSideLines(hub: AgentStatusAnswer["hub"] | undefined): string[] {

@@ -1,19 +1,32 @@
 // What the delivery loop (delivery.ts) is given by the agent that runs it (agent.ts): the gateway to
-// post into, the relay's acknowledgement and dead shelf, and hooks. Types only; covered by
-// test/node/delivery.e2e.test.ts and gateway-path.test.ts.
+// post into, the local apps forwarded events go to, the relay's acknowledgement and dead shelf, and
+// hooks. Types only; covered by test/node/delivery.e2e.test.ts, gateway-path.test.ts and
+// forward-delivery.test.ts.
 import type { Envelope, HubPrefix } from "../../protocol/index.ts";
 import type { DeliveryEvent } from "../inspector/delivery-feed.ts";
+import type { AppRequest } from "../forward/app-client.ts";
+import type { AppAnswer } from "../forward/app-response.ts";
 import type { Logger } from "../logger.ts";
 import type { Rejection } from "./delivery-status.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
+/** No gateway to post to (no hooks token anywhere): why, in words a person can act on. */
+export interface NoGateway {
+  problem: string;
+}
+
 export interface DeliveryOptions {
   agentId: string;
-  /** Read on every attempt, so a fixed openclaw.json is picked up without a restart. */
-  target(): GatewayTarget;
+  /**
+   * Read on every attempt, so a fixed openclaw.json is picked up without a restart. NoGateway: the
+   * gateway-bound messages wait (paused, with the problem) while forwarded ones go on.
+   */
+  target(): GatewayTarget | NoGateway;
   /** `idempotencyKey` null: a request that must never be answered from the gateway's replay cache. */
   post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer>;
+  /** Posts a forwarded event to its local app (forward/app-client.ts); default: a client of the loop's own. */
+  postToApp?(request: AppRequest): Promise<AppAnswer>;
   ack(id: number): void;
   /** Hands a message the gateway will not take to the relay's dead shelf. */
   reject(id: number, rejection: Rejection): void;
@@ -22,8 +35,15 @@ export interface DeliveryOptions {
   intercept?(envelope: Envelope): boolean;
   /** The hub's sub-path prefix for envelopes the relay delivers itself (from `ready`; default agentgram). */
   hubPrefix?(): HubPrefix;
-  /** Posts in flight at once across conversations (default 4; 1 = one message at a time). */
+  /** Posts in flight at once across conversations (default 4; 1 = one message at a time); as many again to local apps. */
   concurrency?: number;
   /** Each outcome as it happens: delivered, rejected to the dead shelf, or retried (delivery-feed.ts). */
   onEvent?(event: DeliveryEvent): void;
+  /** The window the relay granted (its `ready` frame), which setting aside keeps room in; default DEFAULTS.window. */
+  window?(): number;
+  /**
+   * Replays a dead message under a new id (the owner API, relay/messages.ts): what brings a failing app's
+   * set-aside events back (forward/set-aside.ts). Without it nothing is set aside.
+   */
+  replay?(id: number): Promise<number>;
 }

@@ -1,17 +1,23 @@
 // Takes delivered messages and posts each into the gateway; acknowledges to the relay only after the
-// gateway accepted it. Order is kept per conversation (conversation.ts: the hub's sessionKey, else the
-// sub-path): a conversation has one message at a time, and up to `concurrency` posts are in flight
-// across conversations, so a message that is retrying holds up only its own conversation. A message
-// waiting out its backoff holds no post slot. Transient failures retry the same message (same
-// Idempotency-Key) within 1 s; DEFAULTS.outageStreak of them in a row mean the gateway is down, and
-// then one post at a time probes it (post-slots.ts) until any post is answered, which lets every
-// conversation go on at once. A config error (401, or a 404 the probe blames on hooks) pauses every post
-// but the failing message's own rare retry (the gateway locks out after 20 bad tokens a minute); a 429
-// holds every post for its Retry-After; a content error (400, 413, other 4xx, a sub-path with no
-// mapping) rejects that one message to the relay's dead shelf with a reason a person can act on.
+// gateway accepted it. Order is kept per conversation (conversation-line.ts): one message at a time each, up
+// to `concurrency` posts in flight across them, so a retrying message (which holds no post slot while
+// it waits) holds up only its own. Transient failures retry the same message (same Idempotency-Key)
+// within 1 s; DEFAULTS.outageStreak of them in a row mean the gateway is down, and then one post at a
+// time probes it (post-slots.ts) until any post is answered, which lets every conversation go on. A
+// config error (401, or a 404 the probe blames on hooks) — or no gateway set up at all — pauses every
+// post but the failing message's own rare retry (the gateway locks out after 20 bad tokens a minute); a
+// 429 holds every post for its Retry-After; a content error (400, 413, other 4xx, an unmapped sub-path)
+// rejects that one message to the relay's dead shelf with a reason a person can act on. Events forwarded
+// to a local app (`frame.forward`) keep their order here, one at a time per source, and are posted by
+// ../forward/forward-delivery.ts, apart from all of the gateway's state; a failing app's waiting events are
+// set aside before they fill the relay's window (../forward/set-aside.ts). Covered by
+// test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts, forward-delivery.test.ts and forward-set-aside.test.ts.
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
+import { ForwardDelivery } from "../forward/forward-delivery.ts";
+import type { AsideLoop } from "../forward/set-aside.ts";
+import { ConversationLine } from "./conversation-line.ts";
 import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } from "./gateway-response.ts";
 import type { GatewayOutcome } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
@@ -19,7 +25,7 @@ import type { GatewayRequest } from "./hub-format.ts";
 import type { DeliveryOptions } from "./delivery-options.ts";
 import type { DeliveryStatus, Rejection } from "./delivery-status.ts";
 import { PostSlots } from "./post-slots.ts";
-import { reasonOf, retryWait } from "./retry-wait.ts";
+import { NO_GATEWAY_RETRY_MS, reasonOf, retryWait } from "./retry-wait.ts";
 import { deliveryEvent, pendingFor, postableRequest } from "./pending-message.ts";
 import type { EventFields, Pending } from "./pending-message.ts";
 
@@ -32,19 +38,16 @@ export function idempotencyKeyFor(agentId: string, id: number): string {
 
 export class DeliveryLoop {
   readonly status: DeliveryStatus;
-  /** Taken, not started, in arrival (id) order. */
-  private readonly waiting: Pending[] = [];
-  /** Started, by id. */
-  private readonly active = new Map<number, Promise<void>>();
-  /** Conversations with a started message. */
-  private readonly busy = new Set<string>();
-  private readonly known = new Set<number>();
+  /** Taken from the relay, not finished: waiting, or started (one at a time per conversation). */
+  private readonly line: ConversationLine;
   private stopping = false;
   private readonly wakers = new Set<() => void>();
   private readonly slots: PostSlots;
   /** Transient failures in a row across all posts, reset by any post the gateway answers otherwise. */
   private failureStreak = 0;
   private readonly options: DeliveryOptions;
+  /** Forwarded events' posts, slots and per-source state (status: `forwards`). */
+  readonly forwards: ForwardDelivery;
 
   constructor(options: DeliveryOptions) {
     this.options = options;
@@ -53,19 +56,60 @@ export class DeliveryLoop {
       counted_since: Date.now(), delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
       queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null,
     };
+    this.line = new ConversationLine({
+      run: (pending) => this.deliver(pending).catch((err: unknown) => this.options.logger.error("delivery failed", { id: pending.frame.id, error: String(err) })),
+      ended: ({ frame }) => {
+        if (frame.forward) this.forwards.aside?.headFinished(frame.forward.source);
+      },
+      changed: () => {
+        this.status.queued = this.line.waitingCount + this.line.startedCount;
+        this.status.in_flight = this.line.startedCount;
+      },
+      stopping: () => this.stopping,
+    });
+    this.forwards = new ForwardDelivery({
+      ...(options.postToApp ? { post: options.postToApp } : {}),
+      concurrency: this.slots.concurrency,
+      logger: options.logger,
+      sleep: (ms) => this.sleep(ms),
+      stopping: () => this.stopping,
+      emit: (pending, event) => this.emit(pending, event),
+      finished: ({ frame }, shownAs, rejection) => {
+        if (rejection) return this.shelve(frame.id, shownAs, rejection);
+        this.options.ack(frame.id);
+        this.status.delivered++;
+      },
+      ...(options.replay ? { aside: this.asideLoop(options.replay) } : {}),
+    });
   }
 
   push(frame: DeliveryFrame): void {
-    if (this.stopping || this.known.has(frame.id)) return;
-    this.known.add(frame.id);
-    this.waiting.push(pendingFor(frame));
-    this.startReady();
+    if (this.stopping || !this.line.claim(frame.id)) return;
+    const pending = pendingFor(frame);
+    if (this.forwards.aside?.intercept(pending)) return;
+    this.line.add(pending);
+    this.forwards.aside?.relieve();
   }
 
   /** The relay resends everything unacknowledged after a reconnect: forget what has not started. */
   dropQueued(): void {
-    for (const pending of this.waiting.splice(0)) this.known.delete(pending.frame.id);
-    this.count();
+    this.line.dropWaiting();
+    for (const pending of this.forwards.aside?.dropHeld() ?? []) this.line.forget(pending.frame.id);
+  }
+
+  /** What setting aside a failing app's events (../forward/set-aside.ts) needs of the loop. */
+  private asideLoop(replay: (id: number) => Promise<number>): AsideLoop {
+    const { line } = this;
+    return {
+      window: () => this.options.window?.() ?? DEFAULTS.window,
+      unfinished: () => line.waitingCount + line.startedCount,
+      started: (c) => line.started(c), holds: (c) => line.holds(c), takeWaiting: (c) => line.take(c), enqueue: (p) => line.add(p),
+      reject: (id, rejection) => {
+        line.forget(id);
+        this.options.reject(id, rejection);
+      },
+      replay,
+    };
   }
 
   /**
@@ -76,39 +120,12 @@ export class DeliveryLoop {
     this.stopping = true;
     for (const wake of [...this.wakers]) wake();
     this.slots.close();
+    this.forwards.close();
     this.status.gateway_down = null;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([...this.active.values()]), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    await Promise.race([this.line.settled(), new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-  }
-
-  private count(): void {
-    this.status.queued = this.waiting.length + this.active.size;
-    this.status.in_flight = this.active.size;
-  }
-
-  /** Starts every waiting message whose conversation is free, in arrival order. */
-  private startReady(): void {
-    for (let i = 0; !this.stopping && i < this.waiting.length; ) {
-      const pending = this.waiting[i]!;
-      if (this.busy.has(pending.conversation)) {
-        i++;
-        continue;
-      }
-      this.waiting.splice(i, 1);
-      this.busy.add(pending.conversation);
-      const id = pending.frame.id;
-      const run = this.deliver(pending)
-        .catch((err: unknown) => this.options.logger.error("delivery failed", { id, error: String(err) }))
-        .finally(() => {
-          this.active.delete(id);
-          this.busy.delete(pending.conversation);
-          this.known.delete(id);
-          this.startReady();
-        });
-      this.active.set(id, run);
-    }
-    this.count();
+    this.forwards.dispose();
   }
 
   private setPausedBy(id: number | null, reason: string | null): void {
@@ -130,6 +147,7 @@ export class DeliveryLoop {
 
   private async deliver(pending: Pending): Promise<void> {
     const { frame, envelope, unreadable } = pending;
+    if (frame.forward) return this.forwards.deliver(pending);
     const { logger, agentId } = this.options;
     let request: GatewayRequest;
     try {
@@ -142,39 +160,48 @@ export class DeliveryLoop {
     const key = idempotencyKeyFor(agentId, frame.id);
     // Transient failures in a row while the gateway took other posts (an outage's do not count).
     let failures = 0;
-    for (let attempt = 0; !this.stopping; attempt++) {
+    let attempts = 0;
+    let waitedForGateway = false;
+    while (!this.stopping) {
       await this.slots.acquire(frame.id);
       if (this.stopping) return void this.slots.release(frame.id);
       const target = this.options.target();
+      if ("problem" in target) {
+        this.slots.release(frame.id);
+        if (!(await this.waitForGateway(pending, request.subpath, target.problem, attempts, waitedForGateway))) return;
+        waitedForGateway = true;
+        continue;
+      }
       let answer: GatewayAnswer;
       let outcome: GatewayOutcome;
       let probe = false;
       try {
         answer = await this.options.post(target, request, key);
+        attempts++;
         outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
         if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request.subpath, outcome.reason);
         // Before the slot is freed, so a post that finds the gateway down hands its slot to no one.
         if (!this.stopping) this.noteGateway(outcome, pending, request.subpath);
       } catch (err) {
         // Refused before anything was sent (the forwarder's own checks): this message can never go.
-        return this.rejectMessage(pending, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts: attempt });
+        return this.rejectMessage(pending, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts });
       } finally {
         probe = this.slots.release(frame.id);
         if (probe && this.status.gateway_down) this.status.gateway_down.probes++;
       }
       if (this.stopping) return;
-      if (outcome.kind === "accepted") return this.accepted(pending, request, answer.status, attempt + 1);
-      if (outcome.kind === "content_error") return this.rejectMessage(pending, request.subpath, { reason: outcome.reason, status: answer.status, attempts: attempt + 1 });
+      if (outcome.kind === "accepted") return this.accepted(pending, request, answer.status, attempts);
+      if (outcome.kind === "content_error") return this.rejectMessage(pending, request.subpath, { reason: outcome.reason, status: answer.status, attempts });
       const reason = reasonOf(outcome);
       // The relay leaves a message in the agent's hands past its TTL; the agent gives it up here.
       if (Date.now() >= frame.expires_at) {
-        return this.rejectMessage(pending, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts: attempt + 1 });
+        return this.rejectMessage(pending, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts });
       }
       this.status.last_error = { id: frame.id, message: reason, at: Date.now() };
       // While the gateway is down the message waits in line for the probe, with no timer of its own; a
       // probe's failure is no news (the "gateway down" line said it), a post's that was under way is.
       if (outcome.kind === "transient" && this.slots.down) {
-        if (!probe) this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts: attempt + 1, detail: reason });
+        if (!probe) this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts, detail: reason });
         failures = 0;
         continue;
       }
@@ -183,10 +210,27 @@ export class DeliveryLoop {
       if (outcome.kind === "config_error" && (this.slots.pausedBy === null || this.slots.pausedBy === frame.id)) this.setPausedBy(frame.id, reason);
       // The gateway is refusing this client as a whole: no post of any conversation until it allows.
       if (outcome.kind === "rate_limited") this.slots.hold(wait);
-      this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts: attempt + 1, detail: reason });
+      this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts, detail: reason });
       logger[outcome.kind === "config_error" ? "error" : "warn"]("gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
       await this.sleep(Math.min(wait, Math.max(0, frame.expires_at - Date.now())));
     }
+  }
+
+  /** No gateway set up (no hooks token): paused with the reason, it looks again every few seconds; false when its TTL ended it or the loop stops. */
+  private async waitForGateway(pending: Pending, subpath: string, problem: string, attempts: number, waitedBefore: boolean): Promise<boolean> {
+    const { frame } = pending;
+    const reason = `no gateway to post to: ${problem}. Messages for the gateway wait; events forwarded to local apps go on`;
+    if (Date.now() >= frame.expires_at) {
+      this.rejectMessage(pending, subpath, { reason: `ttl_expired while waiting for a gateway: ${problem}`, status: 0, attempts });
+      return false;
+    }
+    if (this.slots.pausedBy === null || this.slots.pausedBy === frame.id) this.setPausedBy(frame.id, reason);
+    if (!waitedBefore) {
+      this.emit(pending, { outcome: "retrying", subpath, status: 0, attempts, detail: reason });
+      this.options.logger.warn("waiting for a gateway", { id: frame.id, subpath, error: problem });
+    }
+    await this.sleep(Math.min(NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())));
+    return !this.stopping;
   }
 
   /** Keeps the failure streak, and says when the gateway went down (post-slots.ts probes it) and came back. */
@@ -231,18 +275,22 @@ export class DeliveryLoop {
     this.options.logger.info("delivered", { id: frame.id, subpath: request.subpath, status, latency_ms: at - frame.received_at });
   }
 
+  /** Hands a message to the relay's dead shelf and counts it, a forwarded one too (`subpath`: its URL tail or source). */
+  private shelve(id: number, subpath: string, rejection: Rejection): void {
+    this.options.reject(id, rejection);
+    this.status.rejected++;
+    this.status.recent_rejections.push({ id, subpath, at: Date.now(), ...rejection });
+    if (this.status.recent_rejections.length > RECENT_REJECTIONS) this.status.recent_rejections.shift();
+  }
+
   private rejectMessage(pending: Pending, subpath: string, rejection: Rejection): void {
     const { frame } = pending;
-    const at = Date.now();
-    this.options.reject(frame.id, rejection);
-    this.status.rejected++;
+    this.shelve(frame.id, subpath, rejection);
     // A gateway's refusal of this message (a 4xx past the token check) shows the gateway works: the
     // pause is over. A message refused before any post (or for a 401 at its TTL) says nothing of that.
     if (rejection.status > 0 && rejection.status !== 401) this.setPausedBy(null, null);
     else if (this.slots.pausedBy === frame.id) this.setPausedBy(null, this.status.paused);
-    this.status.recent_rejections.push({ id: frame.id, subpath, at, ...rejection });
-    if (this.status.recent_rejections.length > RECENT_REJECTIONS) this.status.recent_rejections.shift();
-    this.status.last_error = { id: frame.id, message: rejection.reason, at };
+    this.status.last_error = { id: frame.id, message: rejection.reason, at: Date.now() };
     this.emit(pending, { outcome: "rejected", subpath, status: rejection.status, attempts: rejection.attempts, detail: rejection.reason });
     this.options.logger.error("message rejected to the dead shelf", { id: frame.id, subpath, status: rejection.status, error: rejection.reason, next: `clawrelay messages show ${frame.id}` });
   }

@@ -40,11 +40,19 @@ export function postableRequest(pending: Pending, prefix: HubPrefix): GatewayReq
   return request;
 }
 
-export type EventFields = Pick<DeliveryEvent, "outcome" | "subpath" | "status" | "attempts" | "detail">;
+export type EventFields = Pick<DeliveryEvent, "outcome" | "subpath" | "status" | "attempts" | "detail" | "target" | "method">;
+
+/** The headers a person sees with a finished message: the gateway's of interest, or the sender's for a forwarded event. */
+function shownHeaders(frame: DeliveryFrame): Record<string, string> | null {
+  if (!frame.forward) return frame.headers ?? null;
+  const shown = new Map<string, string>();
+  for (const [name, value] of Array.isArray(frame.forward.headers) ? frame.forward.headers : []) shown.set(name, shown.has(name) ? `${shown.get(name)}, ${value}` : value);
+  return Object.fromEntries(shown);
+}
 
 export function deliveryEvent(pending: Pending, event: EventFields): DeliveryEvent {
   const { frame } = pending;
   const at = Date.now();
-  const message = { content_type: frame.content_type, body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null, kind: frame.kind };
+  const message = { content_type: frame.content_type, body: frame.body, encoding: frame.encoding, headers: shownHeaders(frame), kind: frame.kind };
   return { ...event, id: frame.id, sender: pending.sender, at, latency_ms: at - frame.received_at, message };
 }

@@ -4,6 +4,9 @@
 import { DEFAULTS, nextDelay } from "../backoff.ts";
 import type { GatewayOutcome } from "./gateway-response.ts";
 
+/** With no gateway set up (no hooks token), how often a waiting message looks again: a stat of openclaw.json, nothing sent. */
+export const NO_GATEWAY_RETRY_MS = 5_000;
+
 /** An outcome that is retried: the gateway neither took the message nor refused its content. */
 export type RetriedOutcome = Exclude<GatewayOutcome, { kind: "accepted" | "content_error" }>;
 

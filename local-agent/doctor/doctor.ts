@@ -1,5 +1,7 @@
 // `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix: settings, relay,
-// the hub link's other clients (doctor-hub.ts), openclaw.json and the running gateway (doctor-gateway.ts).
+// the hub link's other clients (doctor-hub.ts), forward targets and the running agent's view of them
+// (doctor-forward.ts), openclaw.json and the running gateway (doctor-gateway.ts). Covered by
+// test/node/cli-send-doctor.e2e.test.ts and doctor-gateway.e2e.test.ts.
 import { isAgentId } from "../../protocol/index.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { settingsIdentity } from "../identity.ts";
@@ -8,6 +10,7 @@ import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-con
 import type { Environment, GatewaySettings } from "../gateway/openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "../relay/relay-api.ts";
 import type { RelayAnswer } from "../relay/relay-api.ts";
+import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
 import { hubChecks } from "./doctor-hub.ts";
 import type { Level } from "./doctor-gateway.ts";
@@ -42,6 +45,8 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
   }
 
+  /** The inbox's sources that forward to local apps: they are delivered without a gateway. */
+  let forwarding: string[] = [];
   if (settings && identity) {
     const health: RelayAnswer = await relayHealth(settings.relay_url).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
     if (health.status !== 200) add("FAIL", `relay ${settings.relay_url} not reachable (${relayErrorText(health)})`, "check relay_url in the settings and your network");
@@ -51,6 +56,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
       if (probe.status === 200) {
         add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
         await hubChecks(settings, add);
+        forwarding = await forwardingChecks(settingsPath, { relayUrl: settings.relay_url, agentId: settings.agent_id, identity }, add);
       } else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
     }
   }
@@ -60,8 +66,12 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   let gateway: GatewaySettings | null = null;
   try {
     const file = readOpenClawConfig(lookupEnv);
-    if (!file.exists) {
-      add("FAIL", `no OpenClaw config found${file.location ? ` at ${file.location.path} (${file.location.source})` : ""}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
+    const where = file.location ? ` at ${file.location.path} (${file.location.source})` : "";
+    if (!file.exists && forwarding.length > 0) {
+      // Forwarding needs no gateway: the agent runs, and only messages for the gateway wait.
+      add("WARN", `no OpenClaw config found${where}: the events of ${forwarding.join(", ")} go to their apps, but messages for the gateway (envelopes, the hub's, other sources') wait`, "if this inbox is to reach an OpenClaw agent: install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
+    } else if (!file.exists) {
+      add("FAIL", `no OpenClaw config found${where}`, "install OpenClaw, or set OPENCLAW_CONFIG_PATH to your openclaw.json");
     } else {
       gateway = gatewaySettingsFrom(file.config, file.env, settings ? gatewayOverrides(settings) : {}, file.location!.path);
       add("OK", `OpenClaw config ${file.location!.path} (found by ${file.location!.source})`);

@@ -17,11 +17,15 @@ export interface KeptMessage {
 export interface DeliveryEvent {
   outcome: DeliveryOutcome;
   id: number;
+  /** The gateway sub-path; for a forwarded event, its URL tail, else its source's name. */
   subpath: string;
   /** An envelope's signed sender, a hub body's, or a webhook source (`source:github`); null when unknown. */
   sender: string | null;
-  /** The gateway's status (0: unreachable or not posted). */
+  /** The gateway's status, or the app's for a forwarded event (0: unreachable or not posted). */
   status: number;
+  /** A forwarded event's URL (its source's target with its tail) and method; absent for the gateway's. */
+  target?: string;
+  method?: string;
   at: number;
   /** From the relay's receipt of the message to this outcome. */
   latency_ms: number;

@@ -157,7 +157,7 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
         const kept = host.feed.keptMessage(id);
         if (!kept || statusOf(err) !== 404) throw err;
         const last = host.feed.recent.findLast((event) => event.id === id);
-        const seen = last ? { subpath: last.subpath, sender: last.sender, attempts: last.attempts, last_status: last.status } : {};
+        const seen = last ? { subpath: last.subpath, sender: last.sender, attempts: last.attempts, last_status: last.status, ...(last.target ? { target: `${last.method ?? "POST"} ${last.target}` } : {}) } : {};
         return { message: { id, state: "finished", kind: kept.kind, content_type: kept.content_type, ...seen }, body: kept.body, encoding: kept.encoding, headers: kept.headers, source: "agent" };
       }
     });

@@ -5,10 +5,11 @@
 // bodies are the outside world's bytes: they are only ever set as text, never as markup.
 // Served by local-agent/inspector/inspector-routes.ts; type-checked by tsconfig.inspector.json.
 
-/** @typedef {{ outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null }} DeliveryEvent */
+/** @typedef {{ outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null, target?: string, method?: string }} DeliveryEvent */
+/** @typedef {{ source: string, target: string, last_answer: { status: number, detail: string, at: number, id: number } | null, failing_since: number | null, last_error: string | null, delivered: number, rejected: number }} ForwardTarget */
 /** @typedef {{ at: number, delivered: number, failed: number, latency_sum_ms: number, latency_max_ms: number }} MinuteFigures */
-/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null }} QueueItem */
-/** @typedef {{ agent_id: string, relay: { url: string, state: string, since: number, error: string | null }, gateway: { port: number, hooks_path: string }, delivery: { queued: number, paused: string | null, last_error: { id: number, message: string, at: number } | null, last_delivery: { status: number, at: number } | null } }} AgentStatus */
+/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null, target?: string }} QueueItem */
+/** @typedef {{ agent_id: string, relay: { url: string, state: string, since: number, error: string | null }, gateway: { port: number, hooks_path: string, problem?: string | null }, delivery: { queued: number, paused: string | null, last_error: { id: number, message: string, at: number } | null, last_delivery: { status: number, at: number } | null, forwards?: ForwardTarget[] } }} AgentStatus */
 /** @typedef {{ status: AgentStatus, totals: { delivered: number, rejected: number, retried: number }, reconnects: number, last_hour: MinuteFigures[], now: number, recent?: DeliveryEvent[] }} StatePush */
 
 const TOKEN = /** @type {HTMLMetaElement} */ (document.querySelector('meta[name="clawrelay-token"]')).content;
@@ -97,8 +98,14 @@ function renderState(push) {
   state.className = `pill ${status.relay.state === "connected" ? "ok" : status.relay.state === "connecting" ? "warn" : "bad"}`;
   setText("relay-since", `since ${ago(now() - status.relay.since)}${status.relay.error ? ` — ${status.relay.error}` : ""}`);
   setText("reconnects", String(push.reconnects));
-  setText("gateway", `127.0.0.1:${status.gateway.port}${status.gateway.hooks_path}`);
-  const last = deliveries[0];
+  // The deliveries first: the gateway's last answer below is read from them.
+  if (push.recent) {
+    deliveries = [...push.recent].reverse().slice(0, MAX_ROWS);
+    renderDeliveries(null);
+  }
+  setText("gateway", status.gateway.problem ? `none: ${status.gateway.problem}` : `127.0.0.1:${status.gateway.port}${status.gateway.hooks_path}`);
+  // The gateway's last answer: a forwarded event's is its app's, shown with its target below.
+  const last = deliveries.find((d) => !d.target);
   const answer = el("gateway-last");
   if (last) {
     answer.textContent = `${last.status === 0 ? "unreachable" : last.status} ${ago(now() - last.at)}`;
@@ -111,10 +118,31 @@ function renderState(push) {
   error.hidden = problem === null;
   error.textContent = problem ? `${status.delivery.paused ? "paused: " : "last error: "}${problem}` : "";
   renderChart(push.last_hour);
-  if (push.recent) {
-    deliveries = [...push.recent].reverse().slice(0, MAX_ROWS);
-    renderDeliveries(null);
-  }
+  renderForwards(status.delivery.forwards ?? []);
+}
+
+/** @param {ForwardTarget[]} forwards */
+function renderForwards(forwards) {
+  el("forwards").hidden = forwards.length === 0;
+  const body = /** @type {HTMLElement} */ (el("forwards").querySelector("tbody"));
+  body.replaceChildren(
+    ...forwards.map((f) => {
+      const row = document.createElement("tr");
+      row.dataset.source = f.source;
+      if (f.failing_since !== null) row.className = "failing";
+      const answer = f.last_answer;
+      row.append(
+        cell("td", f.source, "mono"),
+        cell("td", f.target, "mono wrap"),
+        cell("td", answer ? `${answer.status} ${ago(now() - answer.at)}` : "none yet", answer ? statusClass(answer.status) : "muted"),
+        cell("td", f.failing_since === null ? "—" : `${ago(now() - f.failing_since)}`, f.failing_since === null ? "" : "status-warn"),
+        cell("td", String(f.delivered)),
+        cell("td", String(f.rejected), f.rejected > 0 ? "status-bad" : ""),
+        cell("td", f.last_error ?? "", "wrap"),
+      );
+      return row;
+    }),
+  );
 }
 
 /** @param {MinuteFigures[]} minutes */
@@ -170,12 +198,13 @@ function renderDeliveries(fresh) {
       const row = document.createElement("tr");
       row.dataset.id = String(d.id);
       row.dataset.outcome = d.outcome;
+      if (d.target) row.dataset.target = d.target;
       if (d.id === fresh) row.className = "fresh";
       if (d.id === selected) row.classList.add("selected");
       row.append(
         cell("td", new Date(d.at).toLocaleTimeString()),
         cell("td", String(d.id), "mono"),
-        cell("td", d.subpath, "mono"),
+        cell("td", d.target ? `${d.method ?? "POST"} ${d.target}` : d.subpath, d.target ? "mono wrap" : "mono"),
         cell("td", d.sender ?? "—", "mono"),
         cell("td", d.status === 0 ? "—" : String(d.status), statusClass(d.status)),
         cell("td", duration(d.latency_ms)),
@@ -264,7 +293,7 @@ async function openMessage(id) {
     /** @type {[string, string | number | null | undefined][]} */
     const fields = [
       ["state", shown.source === "agent" ? "finished (the relay deleted it on ack; the agent kept this copy)" : m.state],
-      ["kind", m.kind], ["sub-path", m.subpath], ["content-type", m.content_type], ["size", m.size === undefined ? undefined : `${m.size} bytes`],
+      ["kind", m.kind], ["sub-path", m.subpath], ["forwarded to", m.target], ["content-type", m.content_type], ["size", m.size === undefined ? undefined : `${m.size} bytes`],
       ["received", m.received_at ? new Date(m.received_at).toLocaleString() : undefined], ["sender", m.sender], ["msg_id", m.msg_id], ["type", m.type],
       ["attempts", m.attempts], ["last status", m.last_status], ["reason", m.reason], ["replay of", m.replay_of],
     ];

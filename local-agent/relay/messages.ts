@@ -1,8 +1,8 @@
 // `clawrelay messages`: what the inbox holds, by state, and the two things a person can do about a
 // message — replay a dead one, drop any one. Every call is a request signed with the agent's key
 // (the relay's GET/POST/DELETE /inbox/{id}/queue…). Returns text; cli.ts prints it.
-import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
-import { MESSAGE_STATES } from "../../protocol/index.ts";
+import type { MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
+import { MESSAGE_STATES, forwardUrl } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
@@ -69,6 +69,10 @@ export interface ShownMessage {
   encoding: "utf8" | "base64";
   /** A webhook source event's headers of interest (posted to the gateway with it). */
   headers?: Record<string, string> | null;
+  /** A source event's request as the sender made it (relays from before forward targets leave it out). */
+  request?: StoredRequest | null;
+  /** The app its source forwards to now, or null: the gateway. */
+  forward?: string | null;
 }
 
 export async function showMessage(access: InboxAccess, id: number): Promise<ShownMessage> {
@@ -86,12 +90,11 @@ export async function dropMessage(access: InboxAccess, id: number): Promise<{ dr
 
 // --- text for a person ---------------------------------------------------------------------------
 
-export function formatAge(ms: number): string {
+/** A span in its largest sensible unit: 12s, 3m, 5h, 2d — or, `spoken`, 12 s, 3 min, 5 h, 2 d. */
+export function formatAge(ms: number, spoken = false): string {
   const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 120) return `${s}s`;
-  if (s < 7200) return `${Math.round(s / 60)}m`;
-  if (s < 172_800) return `${Math.round(s / 3600)}h`;
-  return `${Math.round(s / 86_400)}d`;
+  const [n, unit] = s < 120 ? [s, "s"] : s < 7200 ? [Math.round(s / 60), spoken ? "min" : "m"] : s < 172_800 ? [Math.round(s / 3600), "h"] : [Math.round(s / 86_400), "d"];
+  return spoken ? `${n} ${unit}` : `${n}${unit}`;
 }
 
 function where(item: QueueItem): string {
@@ -137,7 +140,11 @@ export function messageDetail(shown: ShownMessage): string {
     ["reason", m.reason],
     ["replay of", m.replay_of],
   ];
-  for (const [name, value] of Object.entries(shown.headers ?? {})) lines.push([name, value]);
+  if (shown.forward) lines.push(["forwarded to", forwardUrl(shown.forward, shown.request?.tail ?? "") ?? shown.forward]);
+  if (shown.request) lines.push(["request", `${shown.request.method} …${shown.request.tail}`]);
+  // The sender's own headers when the relay kept them (signatures included: this is the owner's view).
+  const headers = shown.request ? shown.request.headers : Object.entries(shown.headers ?? {});
+  for (const [name, value] of headers) lines.push([name, value]);
   const head = lines.filter(([, v]) => v !== null && v !== "").map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`);
   const body = shown.encoding === "utf8" ? prettyIfJson(shown.body) : `(not UTF-8: ${m.size} bytes, base64)\n${shown.body}`;
   const next = m.state === "dead" ? [`\nreplay: clawrelay messages replay ${m.id}    drop: clawrelay messages drop ${m.id}`] : [];

@@ -52,6 +52,8 @@ export interface StateDetail {
   hubPrefix?: string;
   /** From `ready`: webhook, pull or off (absent from an older relay). */
   hubMode?: string;
+  /** From `ready`: the unacknowledged messages the relay sends at most (what it granted of the window asked). */
+  window?: number;
 }
 
 export function connectUrl(relayUrl: string, agentId: string): string {
@@ -215,7 +217,7 @@ export class RelayClient {
         }
         this.startHeartbeat(socket);
         logger.info("relay connected", { url, after: frame.after, backlog: frame.backlog });
-        this.setState("connected", { backlog: frame.backlog, ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}) });
+        this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}) });
       } else if (frame.type === "message") {
         if (frame.id <= this.finishedUpTo || this.open.has(frame.id)) return;
         if (this.options.journal?.has(frame.id)) {

@@ -1,5 +1,5 @@
 // `clawrelay sources`: the inbox's webhook sources (GitHub, Stripe, Slack, Standard Webhooks, token) —
-// add, list, rotate, remove — each a request signed with the agent's key (the relay's
+// add, set where their events go, list, rotate, remove — each a request signed with the agent's key (the relay's
 // /inbox/{id}/sources API). Returns values and text; cli.ts prints them. Covered by
 // test/node/sources.e2e.test.ts.
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
@@ -22,8 +22,29 @@ export async function listSources(access: InboxAccess): Promise<SourceView[]> {
   return (await call(access, "GET", "", "cannot list the sources")).sources as SourceView[];
 }
 
-export async function addSource(access: InboxAccess, input: { name: string; kind: SourceKind; secret?: string; subpath?: string }): Promise<SourceAnswer> {
-  return (await call(access, "POST", "", `cannot add source "${input.name}"`, input)) as unknown as SourceAnswer;
+/** Where a source's events go: `forward` a local app's URL, or null for the gateway's hooks. */
+export interface SourceTarget {
+  forward: string | null;
+  allowPublic: boolean;
+}
+
+export interface NewSourceInput {
+  name: string;
+  kind: SourceKind;
+  secret?: string;
+  subpath?: string;
+  target?: SourceTarget;
+}
+
+export async function addSource(access: InboxAccess, input: NewSourceInput): Promise<SourceAnswer> {
+  const { target, ...rest } = input;
+  const body = { ...rest, ...(target ? { forward: target.forward, allow_public_target: target.allowPublic } : {}) };
+  return (await call(access, "POST", "", `cannot add source "${input.name}"`, body)) as unknown as SourceAnswer;
+}
+
+export async function setSourceTarget(access: InboxAccess, name: string, target: SourceTarget): Promise<SourceAnswer> {
+  const body = { forward: target.forward, allow_public_target: target.allowPublic };
+  return (await call(access, "PATCH", `/${encodeURIComponent(name)}`, `cannot change source "${name}"`, body)) as unknown as SourceAnswer;
 }
 
 export async function rotateSource(access: InboxAccess, name: string, input: { secret?: string; graceSec?: number }): Promise<SourceAnswer> {
@@ -55,15 +76,34 @@ const WHERE_TO_PASTE: Record<SourceKind, (url: string, secret: string | null) =>
   token: (url) => ["Any sender: post to this URL. It holds the secret: keep it private, rotate it if it leaks.", `  URL: ${url}`],
 };
 
+/** Where a source's events go, in words. */
+export function destination(s: SourceView): string {
+  return s.forward !== null ? `${s.forward}${s.allow_public_target ? " (public target allowed)" : ""}` : `the gateway's hooks path + /${s.subpath}`;
+}
+
 export function sourceAddedText(answer: SourceAnswer, verb: "added" | "rotated"): string {
   const s = answer.source;
   const secret = answer.secret ?? null;
-  const lines = [`source "${s.name}" (${s.kind}) ${verb}; its events go to the gateway's hooks path + /${s.subpath}`, ""];
+  const lines = [`source "${s.name}" (${s.kind}) ${verb}; its events go to ${destination(s)}`, ""];
   lines.push(...WHERE_TO_PASTE[s.kind](answer.post_url, secret));
   if (secret) lines.push("", "The secret is shown this once: the relay keeps it sealed and never shows it again.");
   if (s.previous_secret_until !== null) lines.push(`The previous secret keeps working until ${new Date(s.previous_secret_until).toISOString()}.`);
-  lines.push("", `Map it in openclaw.json: hooks.mappings with match.path "${s.subpath}" (docs/webhook-sources.md, "Recipes").`);
+  lines.push("", ...nextStep(s));
   return lines.join("\n");
+}
+
+function nextStep(s: SourceView): string[] {
+  if (s.forward === null) return [`Map it in openclaw.json: hooks.mappings with match.path "${s.subpath}" (docs/webhook-sources.md, "Recipes").`];
+  return [
+    "The running agent posts each event there with the sender's method, body and headers (its signature included), so",
+    "the app verifies it as if the provider had called it; events wait at the relay while the agent or the app is down.",
+    "Check it with clawrelay status (the app's last answer) or the inspector; clawrelay sources set NAME --gateway undoes it.",
+  ];
+}
+
+export function targetSetText(answer: SourceAnswer): string {
+  const s = answer.source;
+  return `source "${s.name}": its events go to ${destination(s)} from now on, those waiting at the relay included`;
 }
 
 export function sourcesTable(sources: readonly SourceView[], nowMs: number): string {
@@ -71,9 +111,9 @@ export function sourcesTable(sources: readonly SourceView[], nowMs: number): str
   const rows = sources.map((s) => [
     s.name,
     s.kind,
-    s.subpath,
+    s.forward ?? `gateway: ${s.subpath}`,
     s.url,
     s.last_refusal ? `${formatAge(nowMs - s.last_refusal.at)} ago: ${s.last_refusal.code}` : "",
   ]);
-  return textTable(["NAME", "KIND", "SUB-PATH", "URL", "LAST REFUSAL"], rows);
+  return textTable(["NAME", "KIND", "GOES TO", "URL", "LAST REFUSAL"], rows);
 }

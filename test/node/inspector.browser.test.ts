@@ -5,29 +5,18 @@
 // test-output/inspector.png. Skipped, saying so, only where no
 // Chromium is installed (.ci/run installs it).
 import { createHmac } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
-import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { CHROMIUM, useChromium } from "../support/node/chromium.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, postHook, relayFixture, waitUntil } from "../support/node/stack.ts";
 import { runCli } from "./cli-harness.ts";
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
-if (!CHROMIUM && process.env.CLAWRELAY_REQUIRE_BROWSER === "1") throw new Error("CLAWRELAY_REQUIRE_BROWSER=1 but no Chromium found: apt-get install chromium, or set CHROMIUM_PATH");
-if (!CHROMIUM) process.stderr.write("\n[inspector browser test] SKIPPED: no Chromium found (set CHROMIUM_PATH, or apt-get install chromium)\n");
 const SCREENSHOT = join(import.meta.dirname, "../../test-output/inspector.png");
 
 const fixture = relayFixture();
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  if (CHROMIUM) browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
-}, 60_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const browser = useChromium("inspector browser test");
 
 describe.skipIf(!CHROMIUM)("the inspector page in headless Chromium", () => {
   it("shows a delivery live, opens its body, replays a dead message and sees it delivered", async () => {
@@ -36,7 +25,7 @@ describe.skipIf(!CHROMIUM)("the inspector page in headless Chromium", () => {
     fixture.cleanups.push(() => gateway.close(), () => home.cleanup());
     gateway.refuse = (hook) => (hook.body.toString().includes('"refuse me"') ? 400 : null);
     const agent = await fixture.run(home);
-    const page = await browser!.newPage({ viewport: { width: 1360, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1360, height: 900 } });
     const consoleErrors: string[] = [];
     page.on("console", (m) => {
       if (m.type() === "error" || m.type() === "warning") consoleErrors.push(m.text());

@@ -66,9 +66,9 @@ describe("webhook sources", () => {
     const forged = await postGithub(`${fixture.relay().url}/inbox/${home.settings.agent_id}/sources/github`, "not-the-secret-at-all", "{}", "d-9");
     expect(forged.status).toBe(401);
     const listing = await cli(home, ["sources", "list"]);
-    expect(listing).toMatch(/^NAME\s+KIND\s+SUB-PATH\s+URL\s+LAST REFUSAL$/m);
-    expect(listing).toMatch(/^github\s+github\s+sources\/github\s+\S+\/sources\/github\s+\d+s ago: invalid_signature$/m);
-    expect(listing).toMatch(/^zapier\s+token\s+sources\/zapier\s+\S+\/sources\/zapier\/\{secret\}$/m);
+    expect(listing).toMatch(/^NAME\s+KIND\s+GOES TO\s+URL\s+LAST REFUSAL$/m);
+    expect(listing).toMatch(/^github\s+github\s+gateway: sources\/github\s+\S+\/sources\/github\s+\d+s ago: invalid_signature$/m);
+    expect(listing).toMatch(/^zapier\s+token\s+gateway: sources\/zapier\s+\S+\/sources\/zapier\/\{secret\}$/m);
     const mine = "my-own-long-github-secret-1234";
     const rotated = await cli(home, ["sources", "rotate", "github", "--secret", "-", "--grace", "600"], `${mine}\n`);
     expect(rotated).toContain('source "github" (github) rotated');

@@ -31,7 +31,8 @@ describe("edge HTTP", () => {
       ["POST", "/inbox/ag_0123456789ab/queue/3", "GET, DELETE"],
       ["POST", "/directory/agents/weather-bot", "GET, PUT, DELETE"],
       ["PATCH", "/inbox/ag_0123456789ab/hub", "GET"],
-      ["GET", "/inbox/ag_0123456789ab/sources/github/0123456789abcdef", "POST"],
+      // A token source's URL: PUT, PATCH and DELETE are taken when the source has a forward target.
+      ["GET", "/inbox/ag_0123456789ab/sources/github/0123456789abcdef", "POST, PUT, PATCH, DELETE"],
       ["PUT", "/inbox/ag_0123456789ab/sources", "GET, POST"],
       ["GET", "/inbox/ag_0123456789ab/sources/github", "POST, PATCH, DELETE"],
       ["DELETE", "/inbox/ag_0123456789ab", "PUT"],

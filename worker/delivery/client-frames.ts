@@ -14,9 +14,10 @@ import { hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES, frameTooLarge } from "./socket-limits.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, stateOf } from "./socket-session.ts";
+import type { Outgoing } from "./socket-session.ts";
 
 /** What answering a frame needs of its inbox. */
-export interface FrameHost extends PullHost {
+export interface FrameHost extends PullHost, Outgoing {
   readonly config: InboxConfig | null;
   sockets(): WebSocket[];
 }
@@ -60,7 +61,7 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
       }
     }
     const link = hubLinkOf(config);
-    beginDelivery(ws, host.store, after, frame.window, effectivePrefix(link, host.store.loadHubState()), link.mode);
+    beginDelivery(ws, host, after, frame.window, effectivePrefix(link, host.store.loadHubState()), link.mode);
     if (link.mode !== "off") {
       // The agent keeps its credentials file on the inbox's token (and answers with a newer one it has).
       const held = await heldHubToken(host).catch(() => null);
@@ -83,9 +84,9 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
     if (!taken && held && held.token !== frame.token) send(ws, tokenFrame(held));
     return;
   }
-  if (frame.type === "ack") return acknowledge(ws, host.store, frame.id);
+  if (frame.type === "ack") return acknowledge(ws, host, frame.id);
   if (frame.type === "reject") {
-    const keepUntil = reject(ws, host.store, host.requireConfig(), frame, Date.now());
+    const keepUntil = reject(ws, host, host.requireConfig(), frame, Date.now());
     if (keepUntil !== null) await host.ensureAlarm(keepUntil);
     return;
   }

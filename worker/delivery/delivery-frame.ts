@@ -1,11 +1,42 @@
-// Turns a stored message into the frame the local agent receives (WebSocket and polling alike).
-import { decodeUtf8, toBase64 } from "../../protocol/index.ts";
-import type { DeliveryFrame } from "../../protocol/index.ts";
+// Turns a stored message into the frame the local agent receives (WebSocket and polling alike), and
+// into what the owner's message detail shows of it. A source event whose source forwards to a local app
+// now — looked up as the frame is built, so a target set or cleared applies to events already waiting —
+// carries `forward` (protocol/forward.ts); every other frame is as it always was. Used by
+// socket-session.ts, inbox-routes.ts (polling) and queue-routes.ts; covered by
+// test/worker/sources-forward.test.ts and test/worker/websocket-delivery.test.ts.
+import { SOURCE_HEADERS, decodeUtf8, toBase64 } from "../../protocol/index.ts";
+import type { DeliveryFrame, ForwardFrame, StoredRequest } from "../../protocol/index.ts";
+import { sourceNameOf } from "../sources/source-config.ts";
+import type { SourceForward } from "../sources/source-config.ts";
 import type { StoredMessage } from "../storage/stored-message.ts";
 
-export function deliveryFrame(message: StoredMessage): DeliveryFrame {
+/** Where source `name`'s events go now (source-book.ts): its target, or null for the gateway. */
+export type ForwardTargets = (name: string) => SourceForward | null;
+
+const OURS: readonly string[] = Object.values(SOURCE_HEADERS);
+
+/** The request a source event was stored with; for one stored before requests were kept, the one it stands for. */
+function requestOf(message: Pick<StoredMessage, "request" | "content_type" | "headers">): StoredRequest {
+  if (message.request) return JSON.parse(message.request) as StoredRequest;
+  const filtered = message.headers ? Object.entries(JSON.parse(message.headers) as Record<string, string>) : [];
+  return { method: "POST", tail: "", headers: [["content-type", message.content_type], ...filtered] };
+}
+
+/** The frame's `forward` for `message`, or null when it goes to the gateway (not a source event, no target, source removed). */
+function forwardOf(message: Pick<StoredMessage, "sender" | "request" | "content_type" | "headers">, targets: ForwardTargets): ForwardFrame | null {
+  const source = sourceNameOf(message.sender);
+  const target = source === null ? null : targets(source);
+  if (source === null || target === null) return null;
+  const request = requestOf(message);
+  // The relay's own x-clawrelay-* headers follow the sender's; the kept request never holds any (forward.ts).
+  const ours = message.request && message.headers ? Object.entries(JSON.parse(message.headers) as Record<string, string>).filter(([name]) => OURS.includes(name)) : [];
+  return { source, target: target.url, allow_public: target.allow_public, method: request.method, tail: request.tail, headers: [...request.headers, ...ours] };
+}
+
+export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): DeliveryFrame {
   const bytes = new Uint8Array(message.body);
   const text = decodeUtf8(bytes);
+  const forward = forwardOf(message, targets);
   return {
     type: "message",
     id: message.seq,
@@ -17,5 +48,6 @@ export function deliveryFrame(message: StoredMessage): DeliveryFrame {
     received_at: message.received_at,
     expires_at: message.expires_at,
     ...(message.headers ? { headers: JSON.parse(message.headers) as Record<string, string> } : {}),
+    ...(forward ? { forward } : {}),
   };
 }

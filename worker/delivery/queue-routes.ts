@@ -5,8 +5,9 @@
 // test/worker/queue.test.ts.
 import { Hono } from "hono";
 import { RelayError } from "../../protocol/index.ts";
-import type { MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
+import type { MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
+import type { ForwardTargets } from "./delivery-frame.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { InFlight, MessageMeta } from "../storage/stored-message.ts";
@@ -21,6 +22,8 @@ export interface QueueHost {
   /** A replayed message is queued: send it to the connected agent. */
   wakeConsumers(): void;
   ensureAlarm(at: number): Promise<void>;
+  /** Where each source's events go now (delivery-frame.ts). */
+  readonly forwardTargets: ForwardTargets;
 }
 
 const LIST_MAX = 200;
@@ -95,8 +98,17 @@ export function queueRoutes(host: QueueHost): Hono {
     const id = messageId(c.req.param("id"));
     const message = host.store.find(id);
     if (!message) throw notFound(id);
-    const frame = deliveryFrame(message);
-    return c.json({ message: queueItem(message, host.inFlight()), body: frame.body, encoding: frame.encoding, headers: frame.headers ?? null });
+    const frame = deliveryFrame(message, host.forwardTargets);
+    // `request` as stored (null for everything but a source event kept since schema 5); `forward` the target its frame would carry.
+    const request = message.request ? (JSON.parse(message.request) as StoredRequest) : null;
+    return c.json({
+      message: queueItem(message, host.inFlight()),
+      body: frame.body,
+      encoding: frame.encoding,
+      headers: frame.headers ?? null,
+      request,
+      forward: frame.forward?.target ?? null,
+    });
   });
 
   app.post("/inbox/:agent_id/queue/:id/replay", async (c) => {

@@ -14,6 +14,7 @@ import {
 } from "../../protocol/index.ts";
 import type { ClientFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
+import type { ForwardTargets } from "./delivery-frame.ts";
 import { keyMayActFor } from "../inbox-config.ts";
 import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
@@ -105,13 +106,20 @@ export async function authenticate(
   return ok;
 }
 
+/** What sending messages needs: the queue, and where each source's events go now (delivery-frame.ts). */
+export interface Outgoing {
+  readonly store: InboxStore;
+  readonly forwardTargets: ForwardTargets;
+}
+
 /** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller). */
-export function beginDelivery(ws: WebSocket, store: InboxStore, after: number, requestedWindow: number | undefined, hubPrefix: string, hubMode: HubLinkMode): void {
+export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, requestedWindow: number | undefined, hubPrefix: string, hubMode: HubLinkMode): void {
+  const { store } = out;
   const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
   ws.serializeAttachment({ authed: true, from: after, sentUpTo: after, window } satisfies SocketState);
   const summary = store.summary(null);
   send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix, hub_mode: hubMode });
-  pump(ws, store);
+  pump(ws, out);
 }
 
 /**
@@ -148,17 +156,17 @@ function refuseFrame(ws: WebSocket, frame: "ack" | "reject", id: number): void {
 }
 
 /** The agent finished `id`: delete it and send the next. */
-export function acknowledge(ws: WebSocket, store: InboxStore, id: number): void {
+export function acknowledge(ws: WebSocket, out: Outgoing, id: number): void {
   const inFlight = inFlightHere(ws);
-  if (!inFlight || store.acknowledge({ id, inFlight }) === 0) return refuseFrame(ws, "ack", id);
-  pump(ws, store);
+  if (!inFlight || out.store.acknowledge({ id, inFlight }) === 0) return refuseFrame(ws, "ack", id);
+  pump(ws, out);
 }
 
 /**
  * The gateway refused `id` for its content: shelve it with the agent's reason and free its slot.
  * Returns when the shelf lets go of it (for the alarm), or null when the reject was refused.
  */
-export function reject(ws: WebSocket, store: InboxStore, config: InboxConfig, frame: RejectFrame, nowMs: number): number | null {
+export function reject(ws: WebSocket, out: Outgoing, config: InboxConfig, frame: RejectFrame, nowMs: number): number | null {
   const inFlight = inFlightHere(ws);
   const dead = {
     reason: frame.reason,
@@ -167,25 +175,25 @@ export function reject(ws: WebSocket, store: InboxStore, config: InboxConfig, fr
     nowMs,
     keepUntil: nowMs + deadTtlSec(config) * 1000,
   };
-  if (!inFlight || !store.markDead(frame.id, dead, inFlight)) {
+  if (!inFlight || !out.store.markDead(frame.id, dead, inFlight)) {
     refuseFrame(ws, "reject", frame.id);
     return null;
   }
   // Confirmed, so the client's resume cursor may pass it: an `after` deletes queued messages only,
   // and until this frame the client cannot know the relay did not lose its reject.
   send(ws, { type: "rejected", id: frame.id });
-  pump(ws, store);
+  pump(ws, out);
   return dead.keepUntil;
 }
 
 /** Sends queued messages in order until `window` are unacknowledged on this socket. */
-export function pump(ws: WebSocket, store: InboxStore): void {
+export function pump(ws: WebSocket, { store, forwardTargets }: Outgoing): void {
   const state = stateOf(ws);
   if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
   const free = state.window - store.countQueuedUpTo(state.sentUpTo);
   if (free <= 0) return;
   const batch = store.messagesAfter(state.sentUpTo, free);
   if (batch.length === 0) return;
-  for (const message of batch) send(ws, deliveryFrame(message));
+  for (const message of batch) send(ws, deliveryFrame(message, forwardTargets));
   ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies SocketState);
 }

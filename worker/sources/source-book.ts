@@ -1,12 +1,13 @@
 // An inbox's webhook sources: kept in its SQLite `sources` table (read once per object life, then held),
 // their secrets sealed at rest when the Worker has RECEIPT_KEY_SECRET, their HMAC keys imported once and
-// kept, and the last refusal of each (in memory only: a refused request writes nothing). Used by
-// inbox.ts and source-routes.ts; covered by test/worker/sources-*.test.ts.
+// kept, their forward targets (read when a delivery frame is built), and the last refusal of each (in
+// memory only: a refused request writes nothing). Used by inbox.ts and source-routes.ts; covered by
+// test/worker/sources-*.test.ts.
 import { RelayError } from "../../protocol/index.ts";
 import { isSealed, openSecret, sealSecret } from "../access/secret-box.ts";
 import { importHmacKey } from "./hmac.ts";
 import { MAX_SOURCES } from "./source-config.ts";
-import type { NewSource, SourceChange, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";
+import type { NewSource, SourceChange, SourceForward, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";
 import type { SourceKeys } from "./source-kinds.ts";
 import { hashTokenSecret, hmacKeyBytes, mintSecret } from "./source-secrets.ts";
 import type { HmacKey } from "./hmac.ts";
@@ -37,7 +38,8 @@ export class SourceBook {
   private all(): Map<string, StoredSource> {
     this.sources ??= new Map(
       this.sql.exec(`SELECT json FROM sources`).toArray().map((row) => {
-        const source = JSON.parse(String(row.json)) as StoredSource;
+        // A source stored before forward targets existed has none: its events go to the gateway.
+        const source = { forward: null, ...(JSON.parse(String(row.json)) as Partial<StoredSource>) } as StoredSource;
         return [source.name, source];
       }),
     );
@@ -50,6 +52,11 @@ export class SourceBook {
 
   get(name: string): StoredSource | null {
     return this.all().get(name) ?? null;
+  }
+
+  /** Where source `name`'s events go now: its target, or null (the gateway, or a source removed since). */
+  forwardTarget(name: string): SourceForward | null {
+    return this.get(name)?.forward ?? null;
   }
 
   private write(source: StoredSource): void {
@@ -93,6 +100,7 @@ export class SourceBook {
       name: input.name,
       kind: input.kind,
       subpath: input.subpath,
+      forward: input.forward,
       secrets: [{ value: await this.stored(input, plain), until: null }],
       created_at: nowMs,
       updated_at: nowMs,
@@ -101,7 +109,7 @@ export class SourceBook {
     return { source, secret: minted };
   }
 
-  /** Rotates the secret and/or moves the sub-path; the old secret keeps working for `graceSec`. */
+  /** Rotates the secret, moves the sub-path and/or sets the target; the old secret keeps working for `graceSec`. */
   async change(source: StoredSource, change: SourceChange, nowMs: number): Promise<{ source: StoredSource; secret: string | null }> {
     let secrets = source.secrets;
     let minted: string | null = null;
@@ -111,7 +119,8 @@ export class SourceBook {
       const previous: StoredSecret[] = change.graceSec > 0 ? [{ value: source.secrets[0]!.value, until: nowMs + change.graceSec * 1000 }] : [];
       secrets = [{ value: await this.stored(source, made.plain), until: null }, ...previous];
     }
-    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, updated_at: nowMs };
+    const forward = change.forward === undefined ? source.forward : change.forward;
+    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, forward, updated_at: nowMs };
     this.save(next);
     return { source: next, secret: minted };
   }

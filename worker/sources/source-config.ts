@@ -1,7 +1,7 @@
-// What an inbox stores about a webhook source, how a request to add or change one is read, and what
-// its owner is shown. Pure: no storage, no crypto here (source-book.ts does both). Covered by
-// test/worker/sources-config.test.ts.
-import { RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath } from "../../protocol/index.ts";
+// What an inbox stores about a webhook source, how a request to add or change one is read (its forward
+// target among it), and what its owner is shown. Pure: no storage, no crypto here (source-book.ts does
+// both). Covered by test/worker/sources-config.test.ts and test/worker/sources-forward.test.ts.
+import { RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath, checkForwardTarget } from "../../protocol/index.ts";
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { checkSecret } from "./source-secrets.ts";
 import { isSealed } from "../access/secret-box.ts";
@@ -18,11 +18,21 @@ export interface StoredSecret {
   until: number | null;
 }
 
+/** A local app the source's events go to instead of the gateway (protocol/forward.ts). */
+export interface SourceForward {
+  /** Checked and normalized by checkForwardTarget. */
+  url: string;
+  /** The owner allowed a public IP literal (--allow-public-target). */
+  allow_public: boolean;
+}
+
 export interface StoredSource {
   name: string;
   kind: SourceKind;
-  /** Where under the gateway's hooks path its events are posted. */
+  /** Where under the gateway's hooks path its events are posted (when it has no forward target). */
   subpath: string;
+  /** Where its events go instead of the gateway; null (or absent, in a source stored before) for the gateway. */
+  forward: SourceForward | null;
   /** The current secret first; then the previous one while a rotation's grace lasts. */
   secrets: StoredSecret[];
   created_at: number;
@@ -35,6 +45,7 @@ export interface NewSource {
   /** Given by the user; null: the relay makes one (mintSecret), where the kind allows it. */
   secret: string | null;
   subpath: string;
+  forward: SourceForward | null;
 }
 
 export interface SourceChange {
@@ -42,6 +53,18 @@ export interface SourceChange {
   secret: string | null;
   graceSec: number;
   subpath: string | null;
+  /** The target from now on: null for the gateway; undefined leaves it as it is. */
+  forward: SourceForward | null | undefined;
+}
+
+/** Who a source's events are from, in the queue and the dedup table: never an agent id. */
+export function sourceSender(name: string): string {
+  return `source:${name}`;
+}
+
+/** The source a stored message came from (its sender), or null when it is not a source event. */
+export function sourceNameOf(sender: string | null): string | null {
+  return sender?.startsWith("source:") ? sender.slice("source:".length) : null;
 }
 
 const invalid = (message: string) => new RelayError(400, "invalid_source", message);
@@ -68,6 +91,38 @@ function subpathOf(value: unknown): string {
   return checked.subpath;
 }
 
+function allowPublicOf(value: unknown): boolean | undefined {
+  if (value !== undefined && typeof value !== "boolean") throw invalid("allow_public_target must be true or false");
+  return value;
+}
+
+/** A target checked as protocol/forward.ts checks it; its problem text names --allow-public-target. */
+function checkedForward(url: string, allowPublic: boolean): SourceForward {
+  const check = checkForwardTarget(url, allowPublic);
+  if (!check.ok) throw invalid(`forward: ${check.problem}`);
+  return { url: check.url, allow_public: allowPublic };
+}
+
+/**
+ * The target a request names: a URL, null (the gateway), or undefined (not named). allow_public_target
+ * goes with a target: alone it re-checks `current`'s (changing a source), and it allows nothing without one.
+ */
+function forwardOf(body: Record<string, unknown>, current: SourceForward | null): SourceForward | null | undefined {
+  const allowPublic = allowPublicOf(body.allow_public_target);
+  const noTarget = () => invalid("allow_public_target goes with a forward target, and this source would have none: give forward (a URL) with it");
+  if (body.forward === undefined) {
+    if (allowPublic === undefined) return undefined;
+    if (current === null) throw noTarget();
+    return checkedForward(current.url, allowPublic);
+  }
+  if (body.forward === null) {
+    if (allowPublic === true) throw noTarget();
+    return null;
+  }
+  if (typeof body.forward !== "string") throw invalid("forward must be a URL (a local app, e.g. http://127.0.0.1:3000/webhooks) or null for the gateway");
+  return checkedForward(body.forward, allowPublic ?? false);
+}
+
 function secretOf(kind: SourceKind, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") throw invalid("secret must be a string");
@@ -75,10 +130,10 @@ function secretOf(kind: SourceKind, value: unknown): string | null {
   return value;
 }
 
-/** A request to add a source: {name, kind, secret?, subpath?}. */
+/** A request to add a source: {name, kind, secret?, subpath?, forward?, allow_public_target?}. */
 export function parseNewSource(body: unknown): NewSource {
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?}');
-  onlyFields(body, ["name", "kind", "secret", "subpath"]);
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?, "forward"?, "allow_public_target"?}');
+  onlyFields(body, ["name", "kind", "secret", "subpath", "forward", "allow_public_target"]);
   if (typeof body.name !== "string") throw invalid("name is required: the source's name, as in its URL …/sources/{name}");
   const name = checkSourceName(body.name);
   const kind = body.kind as SourceKind;
@@ -87,13 +142,15 @@ export function parseNewSource(body: unknown): NewSource {
   if (secret === null && (kind === "stripe" || kind === "slack")) {
     throw invalid(kind === "stripe" ? "a Stripe source needs the endpoint's signing secret (whsec_…): add the endpoint in Stripe first, then give its secret" : "a Slack source needs the app's Signing Secret (Basic Information → App Credentials)");
   }
-  return { name, kind, secret, subpath: body.subpath === undefined ? `sources/${name}` : subpathOf(body.subpath) };
+  const subpath = body.subpath === undefined ? `sources/${name}` : subpathOf(body.subpath);
+  return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null };
 }
 
-/** A request to change a source: {rotate?, secret?, grace_sec?, subpath?}. */
-export function parseSourceChange(body: unknown, kind: SourceKind): SourceChange {
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?}');
-  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath"]);
+/** A request to change a source: {rotate?, secret?, grace_sec?, subpath?, forward?, allow_public_target?}. */
+export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kind" | "forward">): SourceChange {
+  const kind = source.kind;
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?, "forward"?, "allow_public_target"?}');
+  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath", "forward", "allow_public_target"]);
   if (body.rotate !== undefined && typeof body.rotate !== "boolean") throw invalid("rotate must be true or false");
   const secret = secretOf(kind, body.secret);
   const rotate = body.rotate === true || secret !== null;
@@ -102,8 +159,11 @@ export function parseSourceChange(body: unknown, kind: SourceKind): SourceChange
   if (grace > 0 && !rotate) throw invalid("grace_sec is for a rotation: give rotate: true (or a new secret) with it");
   if (rotate && secret === null && (kind === "stripe" || kind === "slack")) throw invalid(`rotating a ${kind} source needs the new secret the provider shows: give it as secret`);
   const subpath = body.subpath === undefined ? null : subpathOf(body.subpath);
-  if (!rotate && subpath === null) throw invalid("nothing to change: give rotate: true, a new secret, or a subpath");
-  return { rotate, secret, graceSec: grace, subpath };
+  const forward = forwardOf(body, source.forward);
+  if (!rotate && subpath === null && forward === undefined) {
+    throw invalid("nothing to change: give rotate: true, a new secret, a subpath, or forward (a URL, or null for the gateway)");
+  }
+  return { rotate, secret, graceSec: grace, subpath, forward };
 }
 
 export type SourceRefusal = NonNullable<SourceView["last_refusal"]>;
@@ -121,5 +181,7 @@ export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number
     created_at: source.created_at,
     updated_at: source.updated_at,
     last_refusal: refusal,
+    forward: source.forward?.url ?? null,
+    allow_public_target: source.forward?.allow_public ?? false,
   };
 }

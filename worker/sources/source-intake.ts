@@ -1,31 +1,34 @@
-// Storing a verified source event: byte-exact, with its headers of interest, under its source's
-// sub-path, dropping the provider's own retries by its delivery id — or, where that id is an unsigned
-// header (GitHub), by the body's digest. Used by source-routes.ts; covered by
-// test/worker/sources-events.test.ts and test/worker/sources-github.test.ts.
+// Storing a verified source event: byte-exact, with its headers of interest and its request (method,
+// URL tail, the sender's headers, for a forward target), under its source's sub-path, dropping the
+// provider's own retries by its delivery id — or, where that id is an unsigned header (GitHub), by the
+// body's digest. Used by source-routes.ts; covered by test/worker/sources-events.test.ts,
+// test/worker/sources-github.test.ts and test/worker/sources-forward.test.ts.
 import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
+import type { StoredRequest } from "../../protocol/index.ts";
 import { assertCapacity, hasRoom } from "../intake/intake.ts";
 import type { Answer, IntakeContext } from "../intake/intake.ts";
+import { storedBytes } from "../storage/inbox-store.ts";
+import { sourceSender } from "./source-config.ts";
 import type { StoredSource } from "./source-config.ts";
 import type { VerifiedEvent } from "./source-kinds.ts";
 
 /** Dedup records of source events outlive Stripe's retries (up to three days) with a day to spare. */
 export const SOURCE_DEDUP_RETENTION_SEC = 4 * 24 * 3600;
 
-/** Who a source event is from, in the queue and the dedup table: never an agent id. */
-function sourceSender(name: string): string {
-  return `source:${name}`;
-}
-
 export interface SourceArrival {
   source: StoredSource;
   event: VerifiedEvent;
   body: Uint8Array;
   contentType: string;
+  /** Kept with the event whatever its target now: the target is read when the event is delivered. */
+  request: StoredRequest;
 }
 
 export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "store" | "nowMs" | "stored">, arrival: SourceArrival): Promise<Answer> {
   const { source, event, body } = arrival;
   const sender = sourceSender(source.name);
+  const request = JSON.stringify(arrival.request);
+  const bytes = storedBytes({ body, request });
   const id = event.deliveryId;
   const fingerprint = id !== null || event.dedupByBody ? toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body))) : null;
   // The record's key: the provider's delivery id, or for a body-deduplicated kind the body's digest.
@@ -38,10 +41,10 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
     return previous ? { ...(JSON.parse(previous.answer) as Answer), duplicate: true } : null;
   };
   // A retry of an accepted event is answered as accepted even when the inbox has filled since.
-  if (!hasRoom(ctx, 1, body.byteLength)) {
+  if (!hasRoom(ctx, 1, bytes)) {
     const answer = repeat();
     if (answer) return answer;
-    assertCapacity(ctx, body.byteLength);
+    assertCapacity(ctx, bytes);
   }
   const seq = ctx.store.queueStats().lastSeq + 1;
   if (key !== null && fingerprint !== null) {
@@ -67,6 +70,7 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
     msg_id: id,
     env_type: event.eventType,
     headers: JSON.stringify(headers),
+    request,
   });
   await ctx.stored(seq, expiresAt);
   return { queued: true, id: seq };

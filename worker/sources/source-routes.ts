@@ -1,9 +1,10 @@
 // HTTP for webhook sources: the owner's signed calls to add, list, change and remove them, and the
-// public URL each provider posts to (…/sources/{name}, a token source …/sources/{name}/{secret}).
-// Mounted by inbox-routes.ts; covered by test/worker/sources-*.test.ts.
+// public URL each provider posts to (…/sources/{name}; a token source …/sources/{name}/{secret}, with any
+// sub-path and query after it, and PUT, PATCH, DELETE too when it has a forward target).
+// Mounted by inbox-routes.ts; covered by test/worker/sources-*.test.ts (tails and methods: sources-forward-routes.test.ts).
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { RelayError } from "../../protocol/index.ts";
+import { FORWARD_METHODS, RelayError } from "../../protocol/index.ts";
 import type { IntakeContext } from "../intake/intake.ts";
 import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { requireOwner } from "../access/request-auth.ts";
@@ -12,6 +13,7 @@ import type { SourceBook } from "./source-book.ts";
 import { parseNewSource, parseSourceChange, sourceView } from "./source-config.ts";
 import type { StoredSource } from "./source-config.ts";
 import { acceptSourceEvent } from "./source-intake.ts";
+import { checkMethod, checkTail, requestTail, storedRequest } from "./source-request.ts";
 import { verifySourceRequest } from "./source-verify.ts";
 
 /** What these routes need of the inbox. */
@@ -66,7 +68,7 @@ export function sourceRoutes(host: SourceHost): Hono {
     const { agentId, json } = await ownerBody(c);
     const source = host.sources.get(c.req.param("name"));
     if (!source) throw notFound(c.req.param("name"));
-    return answer(c, agentId, await host.sources.change(source, parseSourceChange(json, source.kind), Date.now()), 200);
+    return answer(c, agentId, await host.sources.change(source, parseSourceChange(json, source), Date.now()), 200);
   });
 
   app.delete("/inbox/:agent_id/sources/:name", async (c) => {
@@ -77,28 +79,40 @@ export function sourceRoutes(host: SourceHost): Hono {
     return c.json({ removed: name });
   });
 
+  /** A refused request is kept (in memory) as the source's last refusal, for its owner's listing. */
+  async function noting<T>(name: string, nowMs: number, work: () => T | Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof RelayError && err.status < 500) host.sources.noteRefusal(name, { at: nowMs, code: err.code, message: err.message });
+      throw err;
+    }
+  }
+
   async function receive(c: Context, name: string, pathSecret: string | null): Promise<Response> {
     const config = host.requireConfig();
     const source = host.sources.get(name);
     if (!source) throw notFound(name);
     if (pathSecret !== null && source.kind !== "token") throw new RelayError(404, "not_found", `source "${name}" takes events at …/sources/${name} itself`);
-    const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
     const now = Date.now();
-    let verdict;
-    try {
+    const tail = pathSecret === null ? "" : requestTail(c.req.url);
+    await noting(name, now, () => checkTail(tail));
+    const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
+    const { verdict, method } = await noting(name, now, async () => {
       const request = { headers: c.req.raw.headers, body, nowSec: Math.floor(now / 1000), pathSecret };
-      verdict = await verifySourceRequest(source.kind, request, await host.sources.keys(source, now));
-    } catch (err) {
-      if (err instanceof RelayError && err.status < 500) host.sources.noteRefusal(name, { at: now, code: err.code, message: err.message });
-      throw err;
-    }
+      const verdict = await verifySourceRequest(source.kind, request, await host.sources.keys(source, now));
+      // After the secret: only its holder learns whether the source forwards.
+      return { verdict, method: checkMethod(c.req.method, source) };
+    });
     if ("reply" in verdict) return c.json(verdict.reply, 200);
-    const arrival = { source, event: verdict.event, body, contentType: c.req.header("content-type") ?? "application/octet-stream" };
+    const request = await noting(name, now, () => storedRequest(method, tail, c.req.raw.headers));
+    const arrival = { source, event: verdict.event, body, contentType: c.req.header("content-type") ?? "application/octet-stream", request };
     // 200, not 202: Slack documents a 200 as the answer it waits for; the others take any 2xx.
     return c.json(await acceptSourceEvent(host.intake(now), arrival), 200);
   }
 
   app.post("/inbox/:agent_id/sources/:name", (c) => receive(c, c.req.param("name"), null));
-  app.post("/inbox/:agent_id/sources/:name/:secret", (c) => receive(c, c.req.param("name"), c.req.param("secret")));
+  // "/*" matches the bare …/{secret} too; the tail is read from the raw URL (requestTail).
+  app.on([...FORWARD_METHODS], "/inbox/:agent_id/sources/:name/:secret/*", (c) => receive(c, c.req.param("name"), c.req.param("secret")));
   return app;
 }

@@ -10,6 +10,14 @@ function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
+/** What a row occupies against the inbox's max_queue_bytes: its body and a source event's kept request. */
+const STORED_BYTES = `size + coalesce(length(CAST(request AS BLOB)), 0)`;
+
+/** The bytes a message to be stored counts against the inbox's capacity (STORED_BYTES before it is a row). */
+export function storedBytes(m: Pick<NewMessage, "body" | "request">): number {
+  return m.body.byteLength + (m.request ? new TextEncoder().encode(m.request).byteLength : 0);
+}
+
 export class InboxStore extends InboxRecords {
   private maxSeq = 0;
   private count = 0;
@@ -17,7 +25,7 @@ export class InboxStore extends InboxRecords {
 
   constructor(sql: SqlStorage) {
     super(sql);
-    const stats = this.one(`SELECT count(*) AS n, coalesce(sum(size), 0) AS b, coalesce(max(seq), 0) AS m FROM messages`);
+    const stats = this.one(`SELECT count(*) AS n, coalesce(sum(${STORED_BYTES}), 0) AS b, coalesce(max(seq), 0) AS m FROM messages`);
     this.count = Number(stats.n);
     this.bytes = Number(stats.b);
     const floor = this.sql.exec(`SELECT value FROM meta WHERE key = 'seq_floor'`).toArray()[0];
@@ -45,14 +53,14 @@ export class InboxStore extends InboxRecords {
   insertMessage(m: NewMessage): number {
     const seq = this.maxSeq + 1;
     this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       seq, m.kind, m.subpath, m.content_type, toArrayBuffer(m.body), m.body.byteLength, m.received_at, m.expires_at,
-      m.sender, m.msg_id, m.env_type, m.headers ?? null,
+      m.sender, m.msg_id, m.env_type, m.headers ?? null, m.request ?? null,
     );
     this.maxSeq = seq;
     this.count += 1;
-    this.bytes += m.body.byteLength;
+    this.bytes += storedBytes(m);
     return seq;
   }
 
@@ -128,10 +136,10 @@ export class InboxStore extends InboxRecords {
     const rows =
       "id" in range
         ? this.exec(
-            `DELETE FROM messages WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq, size`,
+            `DELETE FROM messages WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq, ${STORED_BYTES} AS bytes`,
             range.id, range.inFlight.from, range.inFlight.upTo,
           )
-        : this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' RETURNING seq, size`, range.upTo);
+        : this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' RETURNING seq, ${STORED_BYTES} AS bytes`, range.upTo);
     this.forget(rows);
     return rows.length;
   }
@@ -163,8 +171,8 @@ export class InboxStore extends InboxRecords {
   replay(seq: number, expiresAt: number): number | null {
     const next = this.maxSeq + 1;
     const rows = this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, attempts, replay_of)
-       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, attempts, seq
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, attempts, replay_of)
+       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, request, attempts, seq
        FROM messages WHERE seq = ? AND state = 'dead' RETURNING seq`,
       next, expiresAt, seq,
     );
@@ -186,7 +194,7 @@ export class InboxStore extends InboxRecords {
    */
   drop(seq: number, inFlight: InFlight | null): "queued" | "dead" | "in_flight" | null {
     const rows = this.exec(
-      `DELETE FROM messages WHERE seq = ? AND NOT (state = 'queued' AND seq > ? AND seq <= ?) RETURNING seq, size, state`,
+      `DELETE FROM messages WHERE seq = ? AND NOT (state = 'queued' AND seq > ? AND seq <= ?) RETURNING seq, ${STORED_BYTES} AS bytes, state`,
       seq, inFlight?.from ?? 0, inFlight?.upTo ?? 0,
     );
     this.forget(rows);
@@ -201,7 +209,7 @@ export class InboxStore extends InboxRecords {
    * shelf's TTL are deleted: the end of the line, documented, never silent before it.
    */
   expireMessages(nowMs: number, keepDeadUntil: number, inFlight: InFlight | null): Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[] {
-    this.forget(this.exec(`DELETE FROM messages WHERE state = 'dead' AND expires_at <= ? RETURNING seq, size`, nowMs));
+    this.forget(this.exec(`DELETE FROM messages WHERE state = 'dead' AND expires_at <= ? RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));
     const rows = this.exec(
       `UPDATE messages SET state = 'dead', dead_at = ?, expires_at = ?,
          reason = 'ttl_expired: not delivered before its TTL ended (was the local agent offline?); replay it to deliver it now'
@@ -215,7 +223,7 @@ export class InboxStore extends InboxRecords {
   private forget(deleted: Row[]): void {
     if (deleted.length === 0) return;
     this.count -= deleted.length;
-    for (const row of deleted) this.bytes -= Number(row.size);
+    for (const row of deleted) this.bytes -= Number(row.bytes);
     // Ids must never be reused, or a consumer's resume cursor (and the agent's delivery journal) would
     // skip new messages. SQLite picks max(rowid)+1, so deleting the newest row would hand its id out
     // again after a restart: remember the floor whenever the newest row goes.

@@ -65,6 +65,10 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID`,
     `ALTER TABLE messages ADD COLUMN headers TEXT`,
   ],
+  // 5: what a source event's request looked like (protocol/forward.ts StoredRequest as JSON: method, the
+  // token URL's tail, the sender's headers), so a source with a forward target can post it to a local app
+  // as it came; null for everything else, and for events stored before.
+  [`ALTER TABLE messages ADD COLUMN request TEXT`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -22,11 +22,14 @@ export interface StoredMessage {
   replay_of: number | null;
   /** A source event's headers of interest as JSON (protocol/sources.ts); null otherwise. */
   headers: string | null;
+  /** A source event's request (protocol/forward.ts StoredRequest) as JSON; null otherwise, or stored before schema 5. */
+  request: string | null;
 }
 
 export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "received_at" | "expires_at" | "sender" | "msg_id" | "env_type"> & {
   body: Uint8Array;
   headers?: string | null;
+  request?: string | null;
 };
 
 /** A receipt from a sibling inbox (sibling-receipts.ts), stored as a message with its dedup record. */
@@ -44,7 +47,7 @@ export interface NewReceipt {
 }
 
 /** A stored message without its body (listings). */
-export type MessageMeta = Omit<StoredMessage, "body" | "headers">;
+export type MessageMeta = Omit<StoredMessage, "body" | "headers" | "request">;
 
 /** Messages in flight on the connected agent's socket: ids in (from, upTo] that are still queued. */
 export interface InFlight {

@@ -1,0 +1,27 @@
+// Finding the agent that runs for a settings directory, standalone or in the gateway's plugin: both
+// write run.json (pid, API port) into it, and its status must name the same agent id (another home's
+// agent may have taken the port of a crashed one). Used by `clawrelay status` and `clawrelay listen`;
+// covered by test/node/cli-start-status.e2e.test.ts and test/node/forward-cli.e2e.test.ts.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { AgentStatusAnswer } from "../agent-status.ts";
+
+export type RunningAgent = { running: true; pid: number; apiPort: number; status: AgentStatusAnswer } | { running: false; why: string };
+
+/** `agentId` is asked only once a run.json was found (a home with no agent need not have settings). */
+export async function findRunningAgent(home: string, agentId: () => string): Promise<RunningAgent> {
+  let run: { api_port?: unknown; pid?: unknown };
+  try {
+    run = JSON.parse(await readFile(join(home, "run.json"), "utf8")) as typeof run;
+  } catch {
+    return { running: false, why: "no running agent found" };
+  }
+  if (typeof run.api_port !== "number" || typeof run.pid !== "number") return { running: false, why: "no running agent found (run.json is unreadable)" };
+  const res = await fetch(`http://127.0.0.1:${run.api_port}/clawrelay/status`).catch(() => null);
+  if (!res?.ok) return { running: false, why: `the agent (pid ${run.pid}) does not answer on 127.0.0.1:${run.api_port}; it may have crashed` };
+  const status = (await res.json()) as AgentStatusAnswer;
+  if (status.agent_id !== agentId()) {
+    return { running: false, why: `no agent of this settings directory is running (run.json is stale: pid ${run.pid} is gone and 127.0.0.1:${run.api_port} is another agent's)` };
+  }
+  return { running: true, pid: run.pid, apiPort: run.api_port, status };
+}

@@ -1,0 +1,48 @@
+// The address guard of forwarded posts: a target outside loopback and private networks only when its
+// source allows a public one (--allow-public-target), so a relay's word cannot make the agent a proxy
+// into the internet. An IP literal or localhost is decided by its text (protocol addressClass); any
+// other name is checked where it is resolved, by the lookup the connection itself uses, so a name that
+// answers a private address to one check and a public one to the connect (DNS rebinding) cannot pass.
+// Imported by app-client.ts; covered by test/node/forward-guard.test.ts.
+import { lookup as dnsLookup } from "node:dns";
+import type { LookupAddress } from "node:dns";
+import type { LookupFunction } from "node:net";
+import { addressClass } from "../../protocol/index.ts";
+
+/** Why a target may not be posted to; the reason says how to allow it. */
+export class PublicTargetError extends Error {
+  override readonly name = "PublicTargetError";
+  readonly code = "ECLAWRELAY_PUBLIC_TARGET";
+}
+
+/** The fix a refused target's reason names. */
+export function allowPublicFix(source: string, target: string): string {
+  return `if that app is yours, allow it: clawrelay sources set ${source} --forward ${target} --allow-public-target`;
+}
+
+function refusal(host: string, addresses: string[], source: string, target: string): PublicTargetError {
+  const where = addresses.length === 1 && addresses[0] === host ? `${host} is a public address` : `${host} resolves to ${addresses.join(", ")}, a public address`;
+  return new PublicTargetError(`${where}: the agent forwards only to loopback and private addresses unless the source allows a public target; ${allowPublicFix(source, target)}`);
+}
+
+/** Refuses an IP literal or localhost outside loopback and private networks; null for a name (see guardedLookup). */
+export function literalRefusal(hostname: string, source: string, target: string): PublicTargetError | null {
+  const host = hostname.replace(/^\[(.*)\]$/, "$1");
+  return addressClass(host) === "public" ? refusal(host, [host], source, target) : null;
+}
+
+/**
+ * A `lookup` for node:net that resolves with `base` and fails the connection with PublicTargetError
+ * unless every address it would use is loopback or private.
+ */
+export function guardedLookup(source: string, target: string, base: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const all: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
+      const outside = all.map((a) => a.address).filter((a) => addressClass(a) !== "loopback" && addressClass(a) !== "private");
+      if (outside.length > 0) return callback(refusal(hostname, outside, source, target), Array.isArray(address) ? [] : "", family);
+      callback(null, address, family);
+    });
+  };
+}

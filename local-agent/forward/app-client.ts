@@ -1,0 +1,148 @@
+// Posts one forwarded event to a local app: the event's method, its body byte-exact, the sender's
+// headers in their order (Host and content-length are the only ones added), over keep-alive
+// connections, http or https, never following a redirect, behind the address guard (address-guard.ts).
+// Never throws: every end is an AppAnswer. Made by agent.ts (or forward-delivery.ts); covered by
+// test/node/forward-delivery.test.ts and forward-guard.test.ts.
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
+import type { IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { LookupFunction } from "node:net";
+import { addressClass } from "../../protocol/index.ts";
+import type { ForwardMethod } from "../../protocol/index.ts";
+import { guardedLookup, literalRefusal, PublicTargetError } from "./address-guard.ts";
+import { answerDetail, FORWARD_DEFAULTS } from "./app-response.ts";
+import type { AppAnswer } from "./app-response.ts";
+
+export interface AppRequest {
+  /** The source whose event it is and its target as the owner set it (for the guard's reason). */
+  source: string;
+  target: string;
+  allowPublic: boolean;
+  /** forwardUrl(target, tail). */
+  url: string;
+  method: ForwardMethod;
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+export interface AppClient {
+  post(request: AppRequest): Promise<AppAnswer>;
+  close(): void;
+}
+
+export interface AppClientOptions {
+  /** How names are resolved (tests inject one); the guard checks what it answers. Default: dns.lookup. */
+  lookup?: LookupFunction;
+  timeoutMs?: number;
+}
+
+/** The answer's first bytes are kept for a person; the rest is read and dropped, up to this. */
+const KEPT_BYTES = 1024;
+const DRAINED_BYTES = 1024 * 1024;
+
+export function createAppClient(options: AppClientOptions = {}): AppClient {
+  // One pool per kind of target: a connection opened for a source that allows public targets is never
+  // reused by a source that does not (the guard ran when it was opened).
+  const agents = {
+    http: [new HttpAgent({ keepAlive: true }), new HttpAgent({ keepAlive: true })],
+    https: [new HttpsAgent({ keepAlive: true }), new HttpsAgent({ keepAlive: true })],
+  };
+  const timeoutMs = options.timeoutMs ?? FORWARD_DEFAULTS.timeoutMs;
+  return {
+    post: (request) => postToApp(request, agents, timeoutMs, options.lookup),
+    close: () => {
+      for (const agent of [...agents.http, ...agents.https]) agent.destroy();
+    },
+  };
+}
+
+function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: HttpsAgent[] }, timeoutMs: number, lookup: LookupFunction | undefined): Promise<AppAnswer> {
+  const url = new URL(message.url);
+  const https = url.protocol === "https:";
+  const refused = message.allowPublic ? null : literalRefusal(url.hostname, message.source, message.target);
+  if (refused) return Promise.resolve({ kind: "not_sent", reason: refused.message });
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  // A name's addresses are checked as the connection resolves it; an IP literal or localhost was decided above.
+  const named = !message.allowPublic && addressClass(host) === null;
+  const resolve = named ? guardedLookup(message.source, message.target, lookup) : lookup;
+  // Raw headers keep the sender's order and repeated names; Node then adds nothing but Connection.
+  const headers = ["host", url.host, ...message.headers.flat(), "content-length", String(message.body.byteLength)];
+  return new Promise<AppAnswer>((done) => {
+    let settled = false;
+    const finish = (answer: AppAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      done(answer);
+    };
+    const deadline = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
+    const onAnswer = (res: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const answered = (): AppAnswer => ({
+        kind: "answered",
+        status: res.statusCode ?? 0,
+        retryAfter: single(res.headers["retry-after"]),
+        location: locationOf(res.headers.location, url),
+        detail: answerDetail(Buffer.concat(chunks)),
+      });
+      res.on("data", (chunk: Buffer) => {
+        if (size < KEPT_BYTES) chunks.push(chunk);
+        size += chunk.length;
+        // An endless answer is not read to its end: the status has been given.
+        if (size > DRAINED_BYTES) {
+          finish(answered());
+          res.destroy();
+        }
+      });
+      res.on("end", () => finish(answered()));
+      // The status line came before the failure: it is the app's word.
+      res.on("error", () => finish(answered()));
+      res.on("close", () => finish(answered()));
+    };
+    let req: ReturnType<typeof httpRequest>;
+    try {
+      const options = {
+        protocol: url.protocol,
+        host,
+        port: url.port || (https ? 443 : 80),
+        method: message.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        agent: https ? agents.https[message.allowPublic ? 1 : 0] : agents.http[message.allowPublic ? 1 : 0],
+        ...(resolve ? { lookup: resolve } : {}),
+      };
+      req = https ? httpsRequest(options, onAnswer) : httpRequest(options, onAnswer);
+    } catch (err) {
+      // A header Node will not send (a control character in a value): this event can never go.
+      clearTimeout(deadline);
+      return done({ kind: "not_sent", reason: `not posted: ${(err as Error).message}` });
+    }
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (err instanceof PublicTargetError) return finish({ kind: "not_sent", reason: err.message });
+      finish({ kind: "unreachable", detail: unreachableText(err, url), refusedConnection: err.code === "ECONNREFUSED" });
+    });
+    req.end(message.body);
+  });
+}
+
+function single(value: string | string[] | undefined): string | null {
+  return typeof value === "string" ? value : (value?.[0] ?? null);
+}
+
+/** Location resolved against the URL posted to (it may be relative), or null. */
+function locationOf(value: string | undefined, base: URL): string | null {
+  if (!value) return null;
+  try {
+    return new URL(value, base).href;
+  } catch {
+    return value.slice(0, 200);
+  }
+}
+
+function unreachableText(err: NodeJS.ErrnoException, url: URL): string {
+  if (err.code === "ECONNREFUSED") return `connection refused by ${url.host} (is the app running?)`;
+  if (err.code === "ECONNRESET") return `connection reset by ${url.host}`;
+  if (err.code === "ETIMEDOUT") return `no answer from ${url.host}: ${err.message}`;
+  return `${url.host} unreachable: ${err.message}`;
+}

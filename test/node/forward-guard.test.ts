@@ -1,0 +1,119 @@
+// The address guard of forwarded posts (local-agent/forward/address-guard.ts, app-client.ts): a public
+// IP literal, or a name that resolves to a public address, is refused before any connection unless the
+// source allows a public target; the name is checked by the lookup the connection itself uses, so a
+// name that resolves privately once and publicly the next time (DNS rebinding) is caught when it connects.
+// Names are resolved by an injected lookup: nothing here connects outside this machine.
+import type { LookupAddress, LookupOptions } from "node:dns";
+import type { LookupFunction } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { guardedLookup, literalRefusal } from "../../local-agent/forward/address-guard.ts";
+import { createAppClient } from "../../local-agent/forward/app-client.ts";
+import type { AppClient, AppRequest } from "../../local-agent/forward/app-client.ts";
+import { waitUntil } from "../support/node/stack.ts";
+import { forwardFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
+import type { StandinApp } from "./forward-app.ts";
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A resolver that answers `answers` in turn (the last one again after that), recording what it was asked. */
+function fakeLookup(...answers: string[]): LookupFunction & { asked: string[] } {
+  const asked: string[] = [];
+  let next = 0;
+  const lookup = (hostname: string, options: LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+    asked.push(hostname);
+    const address = answers[Math.min(next++, answers.length - 1)]!;
+    const family = address.includes(":") ? 6 : 4;
+    if (options.all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+  return Object.assign(lookup as LookupFunction, { asked });
+}
+
+function client(lookup?: LookupFunction): AppClient {
+  const made = createAppClient(lookup ? { lookup } : {});
+  cleanups.push(() => made.close());
+  return made;
+}
+
+function request(url: string, allowPublic = false): AppRequest {
+  return { source: "shop", target: url, allowPublic, url, method: "POST", headers: [["content-type", "application/json"]], body: new TextEncoder().encode("{}") };
+}
+
+async function app(): Promise<StandinApp> {
+  const started = await startStandinApp();
+  cleanups.push(() => started.close());
+  return started;
+}
+
+const FIX = "clawrelay sources set shop --forward";
+
+describe("the address guard", () => {
+  it("refuses a public IP literal without connecting, naming the fix", async () => {
+    const answer = await client().post(request("http://8.8.8.8/webhooks"));
+    expect(answer.kind).toBe("not_sent");
+    expect(answer.kind === "not_sent" && answer.reason).toBe(`8.8.8.8 is a public address: the agent forwards only to loopback and private addresses unless the source allows a public target; if that app is yours, allow it: ${FIX} http://8.8.8.8/webhooks --allow-public-target`);
+    expect(literalRefusal("[2001:4860:4860::8888]", "shop", "x")).not.toBeNull();
+    for (const host of ["127.0.0.1", "[::1]", "localhost", "10.1.2.3", "192.168.1.9", "100.101.102.103", "[fd00::1]"]) expect(literalRefusal(host, "shop", "x")).toBeNull();
+  });
+
+  it("refuses a name that resolves to a public address, and lets one that resolves to loopback through", async () => {
+    const shop = await app();
+    const publicName = fakeLookup("8.8.8.8");
+    const refused = await client(publicName).post(request(`http://hooks.example.com:${shop.port}/x`));
+    expect(refused.kind).toBe("not_sent");
+    expect(refused.kind === "not_sent" && refused.reason).toContain(`hooks.example.com resolves to 8.8.8.8, a public address`);
+    expect(refused.kind === "not_sent" && refused.reason).toContain(`${FIX} http://hooks.example.com:${shop.port}/x --allow-public-target`);
+    expect(publicName.asked).toEqual(["hooks.example.com"]);
+    expect(shop.requests).toEqual([]);
+
+    const local = await client(fakeLookup("127.0.0.1")).post(request(`http://app.internal:${shop.port}/x`));
+    expect(local).toMatchObject({ kind: "answered", status: 200 });
+    expect(shop.requests[0]!.rawHeaders.slice(0, 2)).toEqual(["host", `app.internal:${shop.port}`]);
+  });
+
+  it("regression: DNS rebinding — a name private at one connect and public at the next is refused at that connect", async () => {
+    const shop = await app();
+    // The app closes each connection, so every post resolves the name again.
+    shop.script({ status: 200, headers: { connection: "close" } });
+    const rebinding = fakeLookup("127.0.0.1", "8.8.8.8");
+    const apps = client(rebinding);
+    expect(await apps.post(request(`http://rebind.example:${shop.port}/x`))).toMatchObject({ kind: "answered", status: 200 });
+    expect(await apps.post(request(`http://rebind.example:${shop.port}/x`))).toMatchObject({ kind: "not_sent" });
+    expect(rebinding.asked).toEqual(["rebind.example", "rebind.example"]);
+    expect(shop.requests).toHaveLength(1);
+  });
+
+  it("checks every address a name resolves to", () => {
+    const results: (NodeJS.ErrnoException | null)[] = [];
+    const both: LookupFunction = (_host, _options, callback) => callback(null, [{ address: "10.0.0.5", family: 4 }, { address: "1.1.1.1", family: 4 }]);
+    guardedLookup("shop", "http://x/", both)("x", { all: true }, (err) => results.push(err));
+    const privateOnly: LookupFunction = (_host, _options, callback) => callback(null, [{ address: "10.0.0.5", family: 4 }, { address: "fd12::1", family: 6 }]);
+    guardedLookup("shop", "http://x/", privateOnly)("x", { all: true }, (err) => results.push(err));
+    expect(results[0]?.message).toContain("x resolves to 1.1.1.1, a public address");
+    expect(results[1]).toBeNull();
+  });
+
+  it("with --allow-public-target the name is resolved and used as it is (no guard)", async () => {
+    const asked: string[] = [];
+    // Answers with an error, so nothing is connected to: the post got past the guard to resolving.
+    const failing: LookupFunction = (hostname, _options, callback) => {
+      asked.push(hostname);
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), "", 4);
+    };
+    const answer = await client(failing).post(request("http://public.example/x", true));
+    expect(answer).toMatchObject({ kind: "unreachable", detail: expect.stringContaining("ENOTFOUND") });
+    expect(asked).toEqual(["public.example"]);
+  });
+
+  it("a refused target's event goes to the dead shelf with the reason, and the source's next event is tried on its own", async () => {
+    const wired = wiredLoop();
+    cleanups.push(() => wired.loop.stop(100));
+    wired.loop.push(forwardFrame(1, { target: "http://8.8.8.8/hooks", tail: "/a" }));
+    await waitUntil("refused", () => wired.rejected.length === 1);
+    expect(wired.rejected[0]).toMatchObject({ id: 1, rejection: { status: 0, attempts: 0, reason: expect.stringContaining(`${FIX} http://8.8.8.8/hooks --allow-public-target`) } });
+    expect(wired.loop.forwards.status()[0]).toMatchObject({ source: "shop", rejected: 1, failing_since: null, last_error: expect.stringContaining("public address") });
+  });
+});

@@ -1,0 +1,55 @@
+// What a request to a source URL is, beyond its body: the tail a token source's URL was sent with (the
+// sub-path and query after its secret), the methods a source takes, and the sender's headers kept with
+// the event — what a forward target is later posted (protocol/forward.ts). Used by source-routes.ts and,
+// for the 405 of a GET, by inbox-routes.ts; covered by test/worker/sources-forward-routes.test.ts.
+import { FORWARD_TAIL_MAX_LENGTH, RelayError, forwardUrl, keptRequestHeaders } from "../../protocol/index.ts";
+import type { ForwardMethod, StoredRequest } from "../../protocol/index.ts";
+import type { StoredSource } from "./source-config.ts";
+
+/** `/inbox/{id}/sources/{name}/{secret}`: what comes after it is the tail. */
+const TOKEN_URL = /^\/inbox\/[^/]+\/sources\/[^/]+\/[^/]+/;
+const SOURCE_URL = /^\/inbox\/[^/]+\/sources\/[^/]+(?:\/|$)/;
+
+/** The raw path after a token source's secret and the raw query, as sent: "/stripe/events?x=1", "?x=1", "". */
+export function requestTail(url: string): string {
+  const { pathname, search } = new URL(url);
+  const prefix = TOKEN_URL.exec(pathname)?.[0] ?? pathname;
+  return pathname.slice(prefix.length) + search;
+}
+
+/** Refuses a tail that could not be forwarded below a target's path, or is longer than one is kept. */
+export function checkTail(tail: string): void {
+  if (tail.length > FORWARD_TAIL_MAX_LENGTH) {
+    throw new RelayError(414, "uri_too_long", `the path and query after the source's URL are ${tail.length} characters; at most ${FORWARD_TAIL_MAX_LENGTH} are kept`);
+  }
+  if (forwardUrl("http://x/", tail) === null) {
+    throw new RelayError(400, "invalid_path", 'the path after the source\'s URL must stay below it when it is forwarded: no "." or ".." segments, no encoded "/" or "\\" (%2F, %5C); nothing was stored');
+  }
+}
+
+/** POST always; PUT, PATCH and DELETE only to a source with a forward target (the gateway's hooks take POST). */
+export function checkMethod(method: string, source: Pick<StoredSource, "name" | "forward">): ForwardMethod {
+  if (method === "POST") return "POST";
+  if (source.forward === null) {
+    throw new RelayError(
+      405,
+      "method_not_allowed",
+      `source "${source.name}" delivers to the gateway, whose hooks take POST, not ${method}; to have ${method} requests forwarded to a local app, set a forward target: clawrelay sources set ${source.name} --forward URL`,
+      { allow: "POST" },
+    );
+  }
+  return method as ForwardMethod;
+}
+
+/** The request kept with an event; 431 when its headers are more than a forwarded request keeps. */
+export function storedRequest(method: ForwardMethod, tail: string, headers: Headers): StoredRequest {
+  const kept = keptRequestHeaders(headers.entries());
+  if (!kept.ok) throw new RelayError(431, "headers_too_large", `${kept.problem}; nothing was stored`);
+  return { method, tail, headers: kept.headers };
+}
+
+/** Why a GET or HEAD at a source URL is refused, added to its 405 (http-errors.ts); null for other requests. */
+export function sourceMethodAdvice(method: string, path: string): string | null {
+  if ((method !== "GET" && method !== "HEAD") || !SOURCE_URL.test(path)) return null;
+  return "the relay answers a source's sender at once and delivers the event later, so it forwards only requests that carry an event (POST; PUT, PATCH and DELETE too to a token source with a forward target)";
+}
