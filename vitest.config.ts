@@ -22,6 +22,9 @@ export default defineConfig({
           name: "workerd",
           include: ["test/worker/**/*.test.ts", "test/protocol/**/*.test.ts"],
           globalSetup: ["test/support/node/hub-global-setup.ts"],
+          // Not a speed check (benchmarks are): the directory's rebuild tests took 6 s on a loaded CI
+          // machine and hit vitest's 5 s default.
+          testTimeout: 30_000,
         },
       },
       {
