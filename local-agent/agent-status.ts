@@ -6,6 +6,7 @@ import type { DeliveryStatus } from "./delivery/delivery-status.ts";
 import type { ForwardTargetStatus } from "./forward/forward-targets.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
 import type { HubSideStatus } from "./hub/hub-side.ts";
+import type { SettingsFileStatus } from "./gateway/settings-follow.ts";
 
 export type AgentRunsIn = "standalone" | "gateway plugin";
 
@@ -15,7 +16,11 @@ export interface AgentStatus {
   runs_in: AgentRunsIn;
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
   /** `problem`: why nothing can be posted to the gateway (no hooks token: none set up); null when it can. */
-  gateway: { port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null; problem: string | null };
+  gateway: {
+    port: number; hooks_path: string; config_path: string | null; auth_source: string; config_error: string | null; problem: string | null;
+    /** agent.json as followed (gateway/settings-follow.ts): a broken edit's error, fields that need a restart; null: not followed. */
+    settings_file?: SettingsFileStatus | null;
+  };
   /**
    * `cursor`: every id up to it is finished (persisted in the delivery journal). `forwards`: each source
    * seen since the start whose events go to a local app, and how that app has been answering.

@@ -32,7 +32,9 @@ import type { AgentSettings } from "./settings.ts";
 import { isHubPrefix } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
 import type { AgentRunsIn, AgentStatus } from "./agent-status.ts";
-import { gatewayTarget, portIsListening, settingsGatewaySource } from "./gateway/agent-gateway.ts";
+import { gatewayTarget, portIsListening } from "./gateway/agent-gateway.ts";
+import { followedGatewaySource } from "./gateway/settings-follow.ts";
+import { settingsPath } from "./settings.ts";
 
 export interface AgentHandle {
   status(): AgentStatus;
@@ -62,6 +64,11 @@ export interface AgentOptions {
 }
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
+/** How often agent.json and openclaw.json are looked at (one stat each) while nothing is posted. */
+const FOLLOW_EVERY_MS = 1_000;
+
+/** Where posts go, as a comparable string (a NoGateway's problem included). */
+const targetKey = (t: GatewayTarget | NoGateway) => ("problem" in t ? `none:${t.problem}` : `${t.port}|${t.hooksPath}|${t.hooksToken}`);
 
 /** The gateway as the status shows it: where posts go, and why none can when there is no hooks token. */
 function gatewayView(gateway: GatewaySettings, target: GatewayTarget | NoGateway): Omit<AgentStatus["gateway"], "config_error"> {
@@ -81,7 +88,9 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const { settings, env, logger } = options;
   // The key may be the root key or one the root key listed for the inbox: the relay decides.
   const identity = { ...(await settingsIdentity(settings)), agentId: settings.agent_id };
-  const source = options.gateway ?? settingsGatewaySource(settings, env, logger);
+  // agent.json is followed as openclaw.json is (gateway/settings-follow.ts); the plugin's live config is its own.
+  const followed = options.gateway ? null : followedGatewaySource(settingsPath(env), settings, env, logger);
+  const source = options.gateway ?? followed!;
   // No hooks token (no OpenClaw here, or hooks not set up) is no reason to stop: events forwarded to
   // local apps still go, and gateway-bound messages wait, paused with the problem, until it is set up
   // (openclaw.json is followed as it changes). Once usable, unusable changes keep the last good target.
@@ -191,7 +200,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     agent_id: settings.agent_id,
     runs_in: options.runsIn ?? "standalone",
     relay: { ...relay },
-    gateway: { ...gatewayView(current.gateway, current.target), config_error: source.error },
+    gateway: { ...gatewayView(current.gateway, current.target), config_error: source.error, settings_file: followed?.settingsFile ? { ...followed.settingsFile } : null },
     delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor, forwards: loop.forwards.status() },
     delegation: { waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped },
     hub: hubSide.status(),
@@ -199,7 +208,23 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     started_at: startedAt,
   });
 
-  const inspector = inspectorPages({ status, feed, access });
+  const retryNow = (why: string) => {
+    const woke = { ...loop.retryNow(), relay_reconnect: client.reconnectNow() };
+    logger.info("retrying now", { why, woken: woke.woken, hold_cut_ms: woke.hold_cut_ms, probe_now: woke.probe_now, relay_reconnect: woke.relay_reconnect, paused: woke.paused });
+    return woke;
+  };
+  // Followed between posts too: a fixed token or port ends a config-error pause (or a wait for a gateway)
+  // at once, rather than after the paused message's 60 s; the next attempt uses the new target.
+  let lastTarget = targetKey(current.target);
+  const follow = setInterval(() => {
+    const now = targetKey(refresh().target);
+    if (now === lastTarget) return;
+    lastTarget = now;
+    if (loop.status.paused !== null) retryNow("the gateway settings changed");
+  }, FOLLOW_EVERY_MS);
+  follow.unref();
+
+  const inspector = inspectorPages({ status, feed, access, retry: () => retryNow("the inspector's Retry now") });
   api = await startApiServer(options.apiPort ?? settings.api_port ?? (Number(env.SOCIETY_AI_API_PORT) || DEFAULT_API_PORT), {
     ...societyRoutes({
       relayUrl: settings.relay_url,
@@ -217,6 +242,8 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
       const hub = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/hub`).catch(() => null);
       return { status: 200, body: { ...status(), relay_queue: relayQueue, relay_hub: hub?.status === 200 ? hub.body : null } };
     },
+    // `clawrelay retry` (and the inspector's Retry now): every wait cut short at once, and what was woken.
+    "POST /clawrelay/retry": async () => ({ status: 200, body: retryNow("asked") }),
   }, inspector.pages);
   const runFile = options.runDir ? join(options.runDir, "run.json") : null;
   const runRecord = JSON.stringify({ pid: process.pid, api_port: api.port, started_at: startedAt });
@@ -237,6 +264,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
     replaced,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(follow);
         await loop.stop();
         await Promise.race([tasks.idle(), new Promise((r) => setTimeout(r, 2000))]);
         await client.close();

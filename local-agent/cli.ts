@@ -64,15 +64,23 @@ async function start(): Promise<void> {
   process.once("SIGTERM", () => stop("SIGTERM"));
   await agent.replaced;
   await agent.close();
-  throw new AgentError("replaced", "another clawrelay agent connected to this inbox; this one stopped");
+  throw new AgentError(
+    "replaced",
+    "another clawrelay agent connected to this inbox; this one stopped. If the OpenClaw gateway runs the clawrelay plugin, it took the inbox back: run one of the two — openclaw plugins disable clawrelay to keep this standalone agent (docs/openclaw-setup.md)",
+  );
 }
 
 async function status(): Promise<void> {
-  const { findRunningAgent } = await import("./cli/running-agent.ts");
-  const found = await findRunningAgent(settingsHome(env), () => loadSettings(path).agent_id);
-  if (!found.running) throw new AgentError("not_running", found.why.startsWith("no running agent found") ? `${found.why} (start it with: clawrelay start)` : found.why);
-  if (flag("json")) return print(JSON.stringify(found.status, null, 2));
-  print(statusText(found.status, found.pid, Date.now()));
+  const { agentStatus } = await import("./doctor/status-advice.ts");
+  const found = await agentStatus(settingsHome(env), path, env);
+  if (!found.running) throw new AgentError("not_running", found.text);
+  if (flag("json")) return print(JSON.stringify(found.agent.status, null, 2));
+  print([statusText(found.agent.status, found.agent.pid, Date.now()), ...found.warnings].join("\n"));
+}
+
+async function retry(): Promise<void> {
+  const { retryCommand } = await import("./cli/cli-retry.ts");
+  print(await retryCommand(settingsHome(env), () => loadSettings(path).agent_id, flag("json")));
 }
 
 async function messages(): Promise<void> {
@@ -185,6 +193,7 @@ const RUN: Record<string, () => Promise<void>> = {
   init,
   start,
   status,
+  retry,
   doctor,
   send,
   messages,

@@ -1,7 +1,8 @@
 // The OpenClaw plugin's entry (package.json "openclaw.extensions"): registers the clawrelay service,
-// which runs the local agent inside the gateway (relay-service.ts). Linked installs
-// (`openclaw plugins install -l <checkout>`) load this file as TypeScript; npm installs load the
-// built dist/openclaw-plugin/clawrelay-plugin.js.
+// which runs the local agent inside the gateway (relay-service.ts). The gateway (2026.9.6) loads the
+// built dist/openclaw-plugin/clawrelay-plugin.js ("openclaw.runtimeExtensions"), a linked checkout
+// (`openclaw plugins install -l`) too: run `npm run build` after editing, then `openclaw plugins reload
+// clawrelay`. Covered by test/node/plugin-service.e2e.test.ts and test/openclaw/doctor-plugin.interop.test.ts.
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { PLUGIN_ID, relayService } from "./relay-service.ts";
 

@@ -2,6 +2,7 @@
 // live config as the source of the hooks token, hooks path, port and gateway token. It still posts to
 // the loopback hooks endpoint, exactly as the hub would (the in-process hook dispatch is reserved for
 // OpenClaw's bundled plugins), so mappings, idempotency and every answer are the same as standalone.
+// Covered by test/node/plugin-service.e2e.test.ts and test/openclaw/doctor-plugin.interop.test.ts.
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginService, OpenClawPluginServiceContext, PluginLogger } from "openclaw/plugin-sdk/plugin-entry";
 import { startAgent } from "../local-agent/agent.ts";
@@ -11,7 +12,9 @@ import { liveGatewaySource } from "../local-agent/gateway/gateway-source.ts";
 import { formatEvent } from "../local-agent/logger.ts";
 import type { LogFields, Logger } from "../local-agent/logger.ts";
 import type { Environment } from "../local-agent/gateway/openclaw-config.ts";
+import { AgentError } from "../local-agent/errors.ts";
 import { journalPath, loadSettings, settingsHome } from "../local-agent/settings.ts";
+import type { AgentSettings } from "../local-agent/settings.ts";
 
 export const PLUGIN_ID = "clawrelay";
 
@@ -38,6 +41,25 @@ function pluginConfigOf(value: unknown): PluginConfig {
   };
 }
 
+/** What the plugin's agent logs when another agent of the same inbox (a `clawrelay start`) takes it. */
+export const REPLACED_TEXT =
+  "another clawrelay agent (a standalone `clawrelay start`) connected to this inbox; the plugin's agent stopped. To run standalone, turn the plugin off, or it takes the inbox back when the gateway restarts: openclaw plugins disable clawrelay. To run here again: stop the standalone agent, then openclaw plugins reload clawrelay";
+
+/**
+ * The settings in the plugin's home. The CLI's own advice (`clawrelay init --relay <url>`) would write
+ * to the CLI's default home, not necessarily this one: the message names this home.
+ */
+export function settingsOfHome(home: string, fromConfig: boolean): AgentSettings {
+  const path = join(home, "agent.json");
+  try {
+    return loadSettings(path);
+  } catch (err) {
+    if (!(err instanceof AgentError) || err.code !== "no_settings") throw err;
+    const set = fromConfig ? "plugins.entries.clawrelay.config.home" : "no plugins.entries.clawrelay.config.home set, so $CLAWRELAY_HOME or ~/.clawrelay";
+    throw new AgentError("no_settings", `no agent.json in the plugin's home ${home} (${set}); claim an inbox there: clawrelay init --relay <url> --home ${home}, or set plugins.entries.clawrelay.config.home to the folder that has your agent.json; then: openclaw plugins reload clawrelay (clawrelay doctor checks it)`);
+  }
+}
+
 /** Our events into the gateway's log, prefixed so they can be found there. */
 export function gatewayLogger(log: PluginLogger): Logger {
   const line = (event: string, fields?: LogFields) => `clawrelay: ${formatEvent(event, fields)}`;
@@ -61,7 +83,7 @@ export function relayService(api: OpenClawPluginApi, env: Environment = process.
       const logger = gatewayLogger(ctx.logger);
       const home = config.home ?? settingsHome(env);
       // No agent.json yet: the plugin cannot claim an inbox by itself (that prints a token to keep).
-      const settings = loadSettings(join(home, "agent.json"));
+      const settings = settingsOfHome(home, config.home !== undefined);
       if (config.openclawAgent) settings.openclaw_agent = config.openclawAgent;
       // Inside the gateway its config is the truth; the gateway hot-reloads it, so it is read live.
       const liveConfig = () => api.runtime?.config?.current?.() ?? ctx.config;
@@ -81,7 +103,7 @@ export function relayService(api: OpenClawPluginApi, env: Environment = process.
       const started = agent;
       // A standalone agent of the same inbox took over: stop here rather than fight over the socket.
       void started.replaced.then(() => {
-        logger.warn("another clawrelay agent connected to this inbox; the plugin's agent stopped (restart the gateway or run: openclaw plugins reload clawrelay)");
+        logger.warn(REPLACED_TEXT);
         return started.close();
       });
     },

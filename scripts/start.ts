@@ -1,6 +1,7 @@
 // `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
 // .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (a stand-in when
-// none is configured), and the local agent connected to it. Ctrl-C stops everything.
+// none is configured), and the local agent connected to it. Ctrl-C stops everything. The one-liners it
+// prints are start-lines.ts's (test/node/start-lines.test.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { createLogger } from "../local-agent/logger.ts";
 import { loadGatewaySettings } from "../local-agent/gateway/openclaw-config.ts";
 import { journalPath, saveSettings } from "../local-agent/settings.ts";
 import { REPO_ROOT, bundleWorker, startRelayMiniflare } from "./local-workerd.ts";
+import { startLines } from "./start-lines.ts";
 import { startStandinGateway } from "./standin-gateway.ts";
 import type { StandinGateway } from "./standin-gateway.ts";
 
@@ -109,14 +111,7 @@ if (standin) {
   say(`  gateway      127.0.0.1:${real!.port}${real!.hooksPath} (${real!.configPath})`);
 }
 say("");
-say("Make a message appear in the gateway:");
-say(`  npx clawrelay --home ${home} send --to ${settings.agent_id} --text "hello through clawrelay"`);
-say(`  curl -s -X POST ${init.hooksUrl}/agentgram_inbox/agent -H 'Authorization: Bearer ${init.webhookToken}' -H 'Content-Type: application/json' -d '{"message":"hello as a webhook"}'`);
-say("Send webhooks to an app of yours on port 3000 instead (prints the URL; this agent forwards):");
-say(`  npx clawrelay --home ${home} listen 3000`);
-say("Search and delegate through the local API (the dev agent publishes examples/card.json):");
-say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/search-agents -H 'Content-Type: application/json' -d '{"query":"weather forecast"}'`);
-say(`  curl -s -X POST http://127.0.0.1:${agent.apiPort}/api/delegate-task -H 'Content-Type: application/json' -d '{"agent_id":"weather-bot","skill_id":"forecast","message":"Weather in Paris?"}'`);
+for (const line of startLines({ home, agentId: settings.agent_id, hooksUrl: init.hooksUrl, webhookToken: init.webhookToken, apiPort: agent.apiPort })) say(line);
 say("Ctrl-C stops everything.");
 
 let stopping = false;

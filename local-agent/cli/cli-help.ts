@@ -70,6 +70,15 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     kind: "command",
+    name: "retry",
+    summary: "after a fix, retry now: ends the running agent's waits (a paused 401, a 429 hold, a down gateway's next probe) at once",
+    usage: ["retry [--json]"],
+    flags: [json("print what was woken as JSON")],
+    positionals: 0,
+    examples: ["clawrelay retry"],
+  },
+  {
+    kind: "command",
     name: "doctor",
     summary: "check settings, relay, openclaw.json, and ask the running gateway (hooks token, gateway token, chat completions), each with its fix",
     usage: ["doctor [--gateway-port N] [--hooks-path PATH] [--openclaw-config FILE]"],

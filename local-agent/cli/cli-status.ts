@@ -16,6 +16,8 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
       ? `gateway   none to post to (${s.gateway.problem}); messages for the gateway wait, events forwarded to local apps go on`
       : `gateway   127.0.0.1:${s.gateway.port}${s.gateway.hooks_path} (${s.gateway.config_path ?? "no config file"}; gateway token: ${s.gateway.auth_source})`,
     ...(s.gateway.config_error ? [`          openclaw.json changed but cannot be read (${s.gateway.config_error}); using the last good settings`] : []),
+    ...(s.gateway.settings_file?.error ? [`          ${s.gateway.settings_file.path} changed but cannot be used (${s.gateway.settings_file.error}); using the last good settings`] : []),
+    ...(s.gateway.settings_file?.restart_needed.length ? [`          ${s.gateway.settings_file.path}: ${s.gateway.settings_file.restart_needed.join(", ")} changed; they take effect after a restart of the agent`] : []),
     `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,

@@ -110,7 +110,7 @@ export async function runInit(options: InitOptions): Promise<InitResult> {
   return { settings, created: answer.status === 201, hooksUrl: urls.hooks, webhookToken: settings.webhook_token ?? null };
 }
 
-/** What `init` prints: the public webhook URL, the token, and the one command that links the hub. */
+/** What `init` prints: the public webhook URL, the token, the command that links the hub, and the gateway's side. */
 export function initReport(result: InitResult, settingsPath: string): string {
   const { settings } = result;
   return [
@@ -130,5 +130,13 @@ export function initReport(result: InitResult, settingsPath: string): string {
     `signed receipts; and tells the relay.`,
     `New hub agents are contacts_only: a stranger's first message is refused with 403 NOT_IN_CONTACTS.`,
     `Add --open to take messages from anyone (it sets {"message_policy":"open"} at the hub).`,
+    ``,
+    `Then the OpenClaw side: hooks on, and the pair of mappings the hub's messages arrive at, in openclaw.json`,
+    `(docs/openclaw-setup.md, "The mappings" and "Per-sender sessions"):`,
+    `  { match: { path: "agentgram_inbox/agent" }, action: "agent", messageTemplate: "[Agentline] {{message}}", deliver: false },`,
+    `  { match: { path: "agentgram_inbox/wake" },  action: "wake",  textTemplate: "[Agentline] {{body}}" },`,
+    `(the same pair on botcord_inbox/… for a BotCord hub). Then run the agent: inside the gateway as its plugin`,
+    `(openclaw plugins install clawrelay --accept-capabilities), or beside it (clawrelay start).`,
+    `clawrelay doctor checks both sides.`,
   ].join("\n");
 }

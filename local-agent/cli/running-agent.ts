@@ -1,7 +1,8 @@
 // Finding the agent that runs for a settings directory, standalone or in the gateway's plugin: both
 // write run.json (pid, API port) into it, and its status must name the same agent id (another home's
-// agent may have taken the port of a crashed one). Used by `clawrelay status` and `clawrelay listen`;
-// covered by test/node/cli-start-status.e2e.test.ts and test/node/forward-cli.e2e.test.ts.
+// agent may have taken the port of a crashed one). Used by `clawrelay listen` and `retry`, and through
+// doctor/agent-presence.ts by `status` and `doctor` (which also look in the plugin's home); covered by
+// test/node/cli-start-status.e2e.test.ts and test/node/forward-cli.e2e.test.ts.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentStatusAnswer } from "../agent-status.ts";

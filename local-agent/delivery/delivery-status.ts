@@ -39,3 +39,11 @@ export interface DeliveryStatus {
   /** Set while the gateway is down (posts failing in a row): one post at a time probes it; `probes` that failed so far. */
   gateway_down: { since: number; probes: number; reason: string } | null;
 }
+
+/** What retryNow() woke: sleeping messages, the 429 hold it cut (ms), whether an outage's probe went at once, the pause. */
+export interface RetryNow {
+  woken: number;
+  hold_cut_ms: number;
+  probe_now: boolean;
+  paused: string | null;
+}

@@ -11,7 +11,8 @@
 // to a local app (`frame.forward`) keep their order here, one at a time per source, and are posted by
 // ../forward/forward-delivery.ts, apart from all of the gateway's state; a failing app's waiting events are
 // set aside before they fill the relay's window (../forward/set-aside.ts). Covered by
-// test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts, forward-delivery.test.ts and forward-set-aside.test.ts.
+// test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts, forward-delivery.test.ts, forward-set-aside.test.ts
+// and retry-now.e2e.test.ts (retryNow: `clawrelay retry`).
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
@@ -23,8 +24,9 @@ import type { GatewayOutcome } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 import type { DeliveryOptions } from "./delivery-options.ts";
-import type { DeliveryStatus, Rejection } from "./delivery-status.ts";
+import type { DeliveryStatus, Rejection, RetryNow } from "./delivery-status.ts";
 import { PostSlots } from "./post-slots.ts";
+import { WaitSet } from "./wait-set.ts";
 import { NO_GATEWAY_RETRY_MS, reasonOf, retryWait } from "./retry-wait.ts";
 import { deliveryEvent, pendingFor, postableRequest } from "./pending-message.ts";
 import type { EventFields, Pending } from "./pending-message.ts";
@@ -41,7 +43,7 @@ export class DeliveryLoop {
   /** Taken from the relay, not finished: waiting, or started (one at a time per conversation). */
   private readonly line: ConversationLine;
   private stopping = false;
-  private readonly wakers = new Set<() => void>();
+  private readonly waits = new WaitSet();
   private readonly slots: PostSlots;
   /** Transient failures in a row across all posts, reset by any post the gateway answers otherwise. */
   private failureStreak = 0;
@@ -118,7 +120,7 @@ export class DeliveryLoop {
    */
   async stop(graceMs = 2000): Promise<void> {
     this.stopping = true;
-    for (const wake of [...this.wakers]) wake();
+    this.waits.wakeAll();
     this.slots.close();
     this.forwards.close();
     this.status.gateway_down = null;
@@ -134,15 +136,15 @@ export class DeliveryLoop {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = () => {
-        clearTimeout(timer);
-        this.wakers.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.wakers.add(wake);
-    });
+    return this.waits.sleep(ms);
+  }
+
+  /**
+   * Cuts every wait short at once (`clawrelay retry`, or the gateway's settings changed): retries and
+   * a config error's 60 s, the 429 hold, the outage's next probe. A pause stays until a post gets through.
+   */
+  retryNow(): RetryNow {
+    return { woken: this.waits.wakeAll(), hold_cut_ms: this.slots.endHold(), probe_now: this.slots.probeNow(), paused: this.status.paused };
   }
 
   private async deliver(pending: Pending): Promise<void> {
@@ -179,7 +181,7 @@ export class DeliveryLoop {
         answer = await this.options.post(target, request, key);
         attempts++;
         outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
-        if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request.subpath, outcome.reason);
+        if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request, outcome.reason);
         // Before the slot is freed, so a post that finds the gateway down hands its slot to no one.
         if (!this.stopping) this.noteGateway(outcome, pending, request.subpath);
       } catch (err) {
@@ -211,7 +213,7 @@ export class DeliveryLoop {
       // The gateway is refusing this client as a whole: no post of any conversation until it allows.
       if (outcome.kind === "rate_limited") this.slots.hold(wait);
       this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts, detail: reason });
-      logger[outcome.kind === "config_error" ? "error" : "warn"]("gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
+      logger[outcome.kind === "config_error" ? "error" : "warn"](answer.status === 0 ? "gateway unreachable" : "gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
       await this.sleep(Math.min(wait, Math.max(0, frame.expires_at - Date.now())));
     }
   }
@@ -251,11 +253,11 @@ export class DeliveryLoop {
   }
 
   /** Tells a 404 for an unmapped sub-path from hooks that are off (see classifyProbe). */
-  private async probe(target: GatewayTarget, subpath: string, first404: string): Promise<GatewayOutcome> {
-    if (subpath === PROBE_SUBPATH) return classifyProbe(404, subpath, target.hooksPath, first404);
+  private async probe(target: GatewayTarget, request: GatewayRequest, first404: string): Promise<GatewayOutcome> {
+    if (request.subpath === PROBE_SUBPATH) return classifyProbe(404, request.subpath, target.hooksPath, first404, request.body);
     const probe: GatewayRequest = { subpath: PROBE_SUBPATH, contentType: "application/json", body: utf8(PROBE_BODY) };
     const answer = await this.options.post(target, probe, null);
-    return classifyProbe(answer.status, subpath, target.hooksPath, first404);
+    return classifyProbe(answer.status, request.subpath, target.hooksPath, first404, request.body);
   }
 
   private emit(pending: Pending, event: EventFields): void {

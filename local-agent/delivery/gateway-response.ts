@@ -2,7 +2,10 @@
 // Config errors pause all delivery (every later message would fail the same way, and order is kept);
 // content errors send that one message to the relay's dead shelf; transient errors retry it.
 // A 404 is ambiguous on the real gateway — hooks off, or no mapping for this sub-path — so it is
-// settled by a probe (classifyProbe) before anything is paused or shelved.
+// settled by a probe (classifyProbe) before anything is paused or shelved; an unmapped sub-path's reason
+// carries a mapping fitted to the message's body (mapping-suggestion.ts).
+// Covered by test/node/gateway-response.test.ts.
+import { suggestMapping } from "./mapping-suggestion.ts";
 
 export type GatewayOutcome =
   | { kind: "accepted" }
@@ -35,13 +38,14 @@ export const PROBE_BODY = "{}";
  * 400 (or any acceptance) = hooks are on and the token is right, so only this sub-path has no mapping;
  * 401 = wrong token; 404 = hooks off or the wrong hooks.path; anything else = try again later.
  */
-export function classifyProbe(probeStatus: number, subpath: string, hooksPath: string, first404: string): GatewayOutcome {
+export function classifyProbe(probeStatus: number, subpath: string, hooksPath: string, first404: string, body: Uint8Array | string = "{}"): GatewayOutcome {
   if (probeStatus === 400 || probeStatus === 200 || probeStatus === 202 || probeStatus === 204) {
+    const { entry, note } = suggestMapping(subpath, body);
     return {
       kind: "content_error",
       reason:
         `${first404}: the gateway has no hooks.mappings entry for "${subpath}" (hooks are on and the token is right). ` +
-        `Add { match: { path: "${subpath}" }, action: "agent", messageTemplate: "{{message}}" } (or action "wake") to hooks.mappings in openclaw.json, then replay this message`,
+        `For this body add ${entry} to hooks.mappings in openclaw.json, then replay this message${note ? `; ${note}` : ""}`,
     };
   }
   if (probeStatus === 401) return { kind: "config_error", reason: `${first404}, and ${hooksPath}/wake answered 401: hooks.token does not match the gateway's ${DOCTOR}` };

@@ -93,6 +93,27 @@ export class PostSlots {
     }, Math.max(0, this.holdUntil - Date.now()));
   }
 
+  /** Lifts a 429's hold now (`clawrelay retry`); returns the ms it had left. */
+  endHold(): number {
+    const left = Math.max(0, this.holdUntil - Date.now());
+    this.holdUntil = 0;
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = null;
+    this.grant();
+    return left;
+  }
+
+  /** During an outage, the next probe goes now rather than after its delay; false when none is waiting. */
+  probeNow(): boolean {
+    const outage = this.outage;
+    if (!outage?.timer) return false;
+    clearTimeout(outage.timer);
+    outage.timer = null;
+    outage.due = true;
+    this.grant();
+    return true;
+  }
+
   /** Only message `id` posts until this is called again; null lifts the pause. */
   setPausedBy(id: number | null): void {
     this.pausing = id;

@@ -1,7 +1,8 @@
-// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix: settings, relay,
-// the hub link's other clients (doctor-hub.ts), forward targets and the running agent's view of them
-// (doctor-forward.ts), openclaw.json and the running gateway (doctor-gateway.ts). Covered by
-// test/node/cli-send-doctor.e2e.test.ts and doctor-gateway.e2e.test.ts.
+// `clawrelay doctor`: the checks a new user needs, each OK/WARN/FAIL with the fix: settings, relay, what
+// the relay holds (doctor-agent.ts), the hub link's other clients (doctor-hub.ts), forward targets and
+// the running agent's view of them (doctor-forward.ts), openclaw.json and the running gateway
+// (doctor-gateway.ts), and last whether an agent — standalone or the plugin — runs (doctor-agent.ts).
+// Covered by test/node/cli-send-doctor.e2e.test.ts, doctor-gateway.e2e.test.ts and doctor-agent.test.ts.
 import { isAgentId } from "../../protocol/index.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { settingsIdentity } from "../identity.ts";
@@ -10,10 +11,13 @@ import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-con
 import type { Environment, GatewaySettings } from "../gateway/openclaw-config.ts";
 import { relayErrorText, relayHealth, signedRelayCall } from "../relay/relay-api.ts";
 import type { RelayAnswer } from "../relay/relay-api.ts";
+import type { QueueSummary } from "../../protocol/index.ts";
+import { agentChecks, queueChecks } from "./doctor-agent.ts";
 import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
 import { hubChecks } from "./doctor-hub.ts";
 import type { Level } from "./doctor-gateway.ts";
+import { dirname } from "node:path";
 import { fileMode, loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 
@@ -47,6 +51,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
 
   /** The inbox's sources that forward to local apps: they are delivered without a gateway. */
   let forwarding: string[] = [];
+  let summary: QueueSummary | null = null;
   if (settings && identity) {
     const health: RelayAnswer = await relayHealth(settings.relay_url).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
     if (health.status !== 200) add("FAIL", `relay ${settings.relay_url} not reachable (${relayErrorText(health)})`, "check relay_url in the settings and your network");
@@ -54,9 +59,11 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
       add("OK", `relay ${settings.relay_url} reachable (version ${String(health.body.version)})`);
       const probe = await signedRelayCall(settings.relay_url, identity, "GET", `/inbox/${settings.agent_id}/messages?ack=false&limit=1`);
       if (probe.status === 200) {
-        add("OK", `inbox ${settings.agent_id} claimed; ${probe.body.has_more || probe.body.count ? "messages are waiting" : "queue empty"}`);
+        add("OK", `inbox ${settings.agent_id} claimed`);
+        const access = { relayUrl: settings.relay_url, agentId: settings.agent_id, identity };
+        summary = await queueChecks(access, add);
         await hubChecks(settings, add);
-        forwarding = await forwardingChecks(settingsPath, { relayUrl: settings.relay_url, agentId: settings.agent_id, identity }, add);
+        forwarding = await forwardingChecks(settingsPath, access, add);
       } else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
     }
   }
@@ -81,6 +88,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   }
 
   if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
+  await agentChecks(dirname(settingsPath), settings && identity ? settings : null, lookupEnv, summary, add);
   return checks;
 }
 

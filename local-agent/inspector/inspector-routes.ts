@@ -5,7 +5,8 @@
 // and the JSON API and event stream need the per-process token the page carries, which another site's
 // page cannot read, so it cannot replay or drop. What it cannot do is a 4xx saying why; a 502 only when
 // the relay fails. Mounted by agent.ts; covered by test/node/inspector.e2e.test.ts,
-// inspector-refusals.e2e.test.ts, local-api-bad-input.e2e.test.ts and inspector.browser.test.ts.
+// inspector-refusals.e2e.test.ts, local-api-bad-input.e2e.test.ts, inspector.browser.test.ts and
+// inspector-deliveries.browser.test.ts.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -23,13 +24,20 @@ export interface InspectorHost {
   status(): AgentStatus;
   feed: DeliveryFeed;
   access: InboxAccess;
+  /** Cuts every wait short (agent.ts, as `clawrelay retry`); the page's "Retry now". */
+  retry?(): unknown;
 }
 
 export const TOKEN_HEADER = "x-clawrelay-inspector-token";
 const QUEUE_CAP = 200;
 const STATE_EVERY_MS = 2000;
 const RELAY_WAIT_MS = 2000;
-const FILES: Record<string, string> = { "/inspector/inspector.js": "text/javascript; charset=utf-8", "/inspector/inspector.css": "text/css; charset=utf-8" };
+const SCRIPT = "text/javascript; charset=utf-8";
+/** The page's own files: its style and its script's modules (inspector.js imports the others). */
+const FILES: Record<string, string> = {
+  "/inspector/inspector.css": "text/css; charset=utf-8",
+  ...Object.fromEntries(["inspector", "delivery-list", "message-detail", "hour-chart", "page-dom", "page-text"].map((name) => [`/inspector/${name}.js`, SCRIPT])),
+};
 /** The page runs only its own script and style, talks only to its own origin, and is never framed. */
 const PAGE_HEADERS = {
   "content-security-policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -136,6 +144,7 @@ export function inspectorPages(host: InspectorHost): { pages: Pages; token: stri
       send(res, 200, "text/plain; version=0.0.4; charset=utf-8", text);
     },
     "GET /inspector/events": events,
+    "POST /inspector/api/retry": (_req, res) => api(res, async () => host.retry?.() ?? { woken: 0 }),
     "GET /inspector/api/state": (_req, res) => json(res, 200, { ...state(), recent: host.feed.recent }),
     "GET /inspector/api/queue": (req, res) =>
       api(res, async () => {

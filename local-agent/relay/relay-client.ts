@@ -140,6 +140,15 @@ export class RelayClient {
     this.setState("closed", {});
   }
 
+  /** Cuts a reconnect wait short (`clawrelay retry`); false when no reconnect was waiting. */
+  reconnectNow(): boolean {
+    if (this.closing || this.socket || !this.reconnectTimer) return false;
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    this.connect();
+    return true;
+  }
+
   /** Tells a pulling inbox the hub has mail; false when there is no authenticated socket to say it on. */
   sendHubPull(): boolean {
     return this.sendAuthed({ type: "hub_pull" });
@@ -177,6 +186,7 @@ export class RelayClient {
   private connect(): void {
     const { relayUrl, identity, logger } = this.options;
     const url = connectUrl(relayUrl, identity.agentId);
+    this.reconnectTimer = null;
     this.setState("connecting", {});
     // No permessage-deflate: frames are small JSON, and compressing each costs more CPU and memory (a
     // zlib context per socket) than it saves (bench:agent: ~2 MiB resident, faster drains without it).

@@ -81,6 +81,16 @@ describe("clawrelay status", () => {
     const text = statusText(statusAnswer([], "no hooks.token in any OpenClaw config; enable hooks in openclaw.json (run clawrelay doctor)"), 1, NOW);
     expect(text).toContain("gateway   none to post to (no hooks.token in any OpenClaw config; enable hooks in openclaw.json (run clawrelay doctor)); messages for the gateway wait, events forwarded to local apps go on");
   });
+
+  it("says when an agent.json edit could not be used, and which changed fields wait for a restart", () => {
+    const answer = statusAnswer([]);
+    const file = "/home/u/.clawrelay/agent.json";
+    const text = statusText({ ...answer, gateway: { ...answer.gateway, settings_file: { path: file, error: "Unexpected token } in JSON", restart_needed: ["relay_url", "window"] } } }, 1, NOW);
+    expect(text).toContain(`${file} changed but cannot be used (Unexpected token } in JSON); using the last good settings`);
+    expect(text).toContain(`${file}: relay_url, window changed; they take effect after a restart of the agent`);
+    const clean = statusText({ ...answer, gateway: { ...answer.gateway, settings_file: { path: file, error: null, restart_needed: [] } } }, 1, NOW);
+    expect(clean).not.toContain(file);
+  });
 });
 
 describe("clawrelay doctor", () => {

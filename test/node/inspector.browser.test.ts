@@ -47,6 +47,10 @@ describe.skipIf(!CHROMIUM)("the inspector page in headless Chromium", () => {
     await page.locator("#detail-body", { hasText: "hello through the inspector" }).waitFor();
     expect(await page.locator("#detail-body").textContent()).toContain('"message": "hello through the inspector"');
 
+    // Esc closes the panel (it lies over the relay's list, where the next click goes).
+    await page.keyboard.press("Escape");
+    expect(await page.locator("#detail").isHidden()).toBe(true);
+
     const refused = await postHook(fixture.relay().url, home, "agentgram_inbox/agent", JSON.stringify({ message: "refuse me", sessionKey: "agentline:ag_0123456789ab" }));
     const deadRow = page.locator(`#queue tbody tr[data-id="${String(refused.body.id)}"][data-state="dead"]`);
     await deadRow.waitFor({ timeout: 15_000 });
@@ -77,6 +81,7 @@ describe.skipIf(!CHROMIUM)("the inspector page in headless Chromium", () => {
     const signature = `sha256=${createHmac("sha256", secret).update(push).digest("hex")}`;
     const posted = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": "9b2c6e5e-inspector", "x-hub-signature-256": signature }, body: push });
     const { id: pushId } = (await posted.json()) as { id: number };
+    await page.locator("#detail-close").click();
     await page.locator(`#deliveries tbody tr[data-id="${pushId}"][data-outcome="delivered"]`).click();
     await page.locator("#detail-headers", { hasText: "x-github-event" }).waitFor();
     expect(await page.locator("#detail-headers").textContent()).toContain("9b2c6e5e-inspector");

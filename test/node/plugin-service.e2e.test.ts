@@ -73,11 +73,14 @@ describe("the clawrelay gateway service", () => {
     expect(host.lines.join("\n")).not.toContain(home.settings.key.private_key);
   });
 
-  it("without agent.json the start fails with the step to take", async () => {
+  it("without agent.json the start fails with the step to take, naming the plugin's home (not the CLI's default)", async () => {
     const gateway = await startStandinGateway();
     fixture.cleanups.push(() => gateway.close());
     const host = fakeHost({ home: "/nonexistent/clawrelay-home" }, { current: gatewayConfig(gateway) });
-    await expect(relayService(host.api, {}).start(host.ctx)).rejects.toThrow("no settings at /nonexistent/clawrelay-home/agent.json; run `clawrelay init --relay <url>` first");
+    const start = relayService(host.api, {}).start(host.ctx);
+    await expect(start).rejects.toThrow("no agent.json in the plugin's home /nonexistent/clawrelay-home (plugins.entries.clawrelay.config.home)");
+    await expect(start).rejects.toThrow("clawrelay init --relay <url> --home /nonexistent/clawrelay-home");
+    await expect(start).rejects.toThrow("then: openclaw plugins reload clawrelay");
   });
 
   it("without a hooks token in the gateway's config the start fails naming it", async () => {

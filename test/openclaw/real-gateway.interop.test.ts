@@ -244,7 +244,7 @@ describe("the real OpenClaw gateway", () => {
     // The standalone agent steps aside; the plugin's agent takes the same inbox.
     const standalone = agents.shift();
     await standalone?.close();
-    const installed = await timed("plugins install -l", () => gateway.cli(["plugins", "install", "-l", REPO, "--force"], 180_000));
+    const installed = await timed("plugins install -l", () => gateway.cli(["plugins", "install", "-l", REPO, "--force", "--accept-capabilities"], 180_000));
     expect(installed.code, `${installed.stdout}\n${installed.stderr}\n${gateway.logTail(40)}`).toBe(0);
     const status = async () => {
       const res = await fetch(`http://127.0.0.1:${pluginApiPort}/clawrelay/status`).catch(() => null);

@@ -174,6 +174,18 @@ describe("replay", () => {
     expect((await listQueue(inbox.agent)).messages).toEqual([]);
   });
 
+  it("a replayed message refused again: the shelf adds its attempts to those carried over (issue 24)", async () => {
+    const { inbox, sent } = await inboxWithHooks(1);
+    const client = await connect(inbox.agent.id);
+    await client.auth(inbox.agent, { window: 2 });
+    await client.messages(1);
+    await rejected(client, sent[0]!.id, { attempts: 3 });
+    const answer = (await (await signedFetch(inbox.agent, "POST", queuePath(inbox, `/${sent[0]!.id}/replay`))).json()) as { id: number };
+    await client.messages(1);
+    await rejected(client, answer.id, { status: 400, attempts: 2 });
+    expect((await showMessage(inbox.agent, answer.id)).message).toMatchObject({ state: "dead", attempts: 5, last_status: 400 });
+  });
+
   it("refuses a message that is not dead (409 not_dead) and an unknown one (404)", async () => {
     const { inbox, sent } = await inboxWithHooks(1);
     const live = await signedFetch(inbox.agent, "POST", queuePath(inbox, `/${sent[0]!.id}/replay`));

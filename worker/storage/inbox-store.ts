@@ -144,10 +144,13 @@ export class InboxStore extends InboxRecords {
     return rows.length;
   }
 
-  /** Moves a message in flight on a socket to the dead shelf; false when it is not queued and in flight there. */
+  /**
+   * Moves a message in flight on a socket to the dead shelf; false when it is not queued and in flight there.
+   * The agent's attempts add to those a replay carried over: the shelf counts every post of the message.
+   */
   markDead(seq: number, dead: DeadLetter, inFlight: InFlight): boolean {
     const rows = this.exec(
-      `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = ?, dead_at = ?, expires_at = ?
+      `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = attempts + ?, dead_at = ?, expires_at = ?
        WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq`,
       dead.reason, dead.status, dead.attempts, dead.nowMs, dead.keepUntil, seq, inFlight.from, inFlight.upTo,
     );

@@ -1,0 +1,108 @@
+// Where this inbox's agent runs, or why none does: standalone (`clawrelay start`, run.json in the CLI's
+// home) or inside the gateway (the clawrelay plugin, enabled in openclaw.json, run.json in the plugin's
+// `home`). Shared by `clawrelay status` and `clawrelay doctor` (doctor-agent.ts), so both give the same
+// advice. Covered by test/node/doctor-agent.test.ts and test/node/status-plugin.test.ts.
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { findRunningAgent } from "../cli/running-agent.ts";
+import type { RunningAgent } from "../cli/running-agent.ts";
+import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
+import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-config.ts";
+import type { Environment } from "../gateway/openclaw-config.ts";
+import { loadSettings } from "../settings.ts";
+import type { AgentSettings } from "../settings.ts";
+
+export const PLUGIN_ID = "clawrelay";
+
+/** `plugins.entries.clawrelay` of openclaw.json, as the gateway would read it. */
+export interface PluginEntry {
+  /** False after `openclaw plugins disable clawrelay` (or `plugins.enabled: false`, a deny list naming it). */
+  enabled: boolean;
+  /** The plugin's settings folder: `config.home`, else the gateway's $CLAWRELAY_HOME or ~/.clawrelay (assumed to be the CLI's). */
+  home: string;
+  homeFromConfig: boolean;
+  configPath: string;
+  /** Where the gateway listens, as the plugin would post (its `gatewayPort`, else the config's port). */
+  gatewayPort: number;
+}
+
+const record = (v: unknown): Record<string, unknown> | null => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+
+/** The plugin's entry in an openclaw.json value; null when the file has none (the plugin was never installed). */
+export function pluginEntryFrom(config: unknown, defaultHome: string, configPath: string, gatewayPort: number): PluginEntry | null {
+  const plugins = record(record(config)?.plugins);
+  const entry = record(record(plugins?.entries)?.[PLUGIN_ID]);
+  if (!plugins || !entry) return null;
+  const denied = Array.isArray(plugins.deny) && plugins.deny.includes(PLUGIN_ID);
+  const allow = Array.isArray(plugins.allow) ? plugins.allow : null;
+  const enabled = entry.enabled !== false && plugins.enabled !== false && !denied && (allow === null || allow.includes(PLUGIN_ID));
+  const own = record(entry.config);
+  const home = typeof own?.home === "string" && own.home !== "" ? own.home : null;
+  const port = typeof own?.gatewayPort === "number" ? own.gatewayPort : gatewayPort;
+  return { enabled, home: home ?? defaultHome, homeFromConfig: home !== null, configPath, gatewayPort: port };
+}
+
+/** The plugin's entry in the openclaw.json the CLI finds (agent.json's overrides applied); null when none or unreadable. */
+export function readPluginEntry(settings: AgentSettings | null, env: Environment, defaultHome: string): PluginEntry | null {
+  try {
+    const file = readOpenClawConfig(openClawEnv(settings?.gateway, env));
+    if (!file.exists || !file.location) return null;
+    const gateway = gatewaySettingsFrom(file.config, file.env, settings ? gatewayOverrides(settings) : {}, file.location.path);
+    return pluginEntryFrom(file.config, defaultHome, file.location.path, gateway.port);
+  } catch {
+    return null;
+  }
+}
+
+/** Why the plugin's service cannot start from its home, as its start would fail; null when the home looks right. */
+export function pluginHomeProblem(home: string): string | null {
+  if (!existsSync(home)) return `its home ${home} does not exist`;
+  const path = join(home, "agent.json");
+  if (!existsSync(path)) return `its home ${home} has no agent.json`;
+  try {
+    loadSettings(path);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+export type Presence =
+  | { running: true; agent: Extract<RunningAgent, { running: true }>; home: string; plugin: PluginEntry | null }
+  | { running: false; why: string; fix: string; plugin: PluginEntry | null; gatewayUp: boolean | null };
+
+/**
+ * Finds the agent of `agentId`: in the CLI's home, then in the plugin's home when that differs. When
+ * none answers, says why in the words that fit how it is meant to run.
+ */
+export async function locateAgent(home: string, agentId: () => string, plugin: PluginEntry | null): Promise<Presence> {
+  const own = await findRunningAgent(home, agentId);
+  if (own.running) return { running: true, agent: own, home, plugin };
+  if (plugin && plugin.home !== home) {
+    const inGateway = await findRunningAgent(plugin.home, agentId).catch(() => null);
+    if (inGateway?.running) return { running: true, agent: inGateway, home: plugin.home, plugin };
+  }
+  if (!plugin?.enabled) {
+    const fix = plugin ? `clawrelay start; or run it inside the gateway: openclaw plugins enable clawrelay` : "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)";
+    return { running: false, why: own.why, fix, plugin, gatewayUp: null };
+  }
+  const gatewayUp = await portIsListening(plugin.gatewayPort);
+  if (!gatewayUp) {
+    return { running: false, why: `no running agent found: the clawrelay plugin runs it inside the OpenClaw gateway (enabled in ${plugin.configPath}), and nothing listens on 127.0.0.1:${plugin.gatewayPort}`, fix: "start the gateway: openclaw gateway", plugin, gatewayUp };
+  }
+  const problem = pluginHomeProblem(plugin.home);
+  const why = `no running agent found: the clawrelay plugin is enabled in ${plugin.configPath} and the gateway runs, but the plugin's agent is not running${problem ? ` (${problem})` : ""}`;
+  return { running: false, why, fix: pluginFix(plugin, problem, home), plugin, gatewayUp };
+}
+
+/** What to do when the plugin's service did not start: name its home, never the CLI's default. */
+export function pluginFix(plugin: PluginEntry, problem: string | null, cliHome: string): string {
+  const reload = "then: openclaw plugins reload clawrelay";
+  if (problem?.includes("agent.json") || problem?.includes("does not exist")) {
+    const existing = plugin.home !== cliHome && existsSync(join(cliHome, "agent.json"));
+    const point = existing ? `point the plugin at your settings: set plugins.entries.clawrelay.config.home to "${cliHome}" in ${plugin.configPath}; or ` : "";
+    return `${point}claim an inbox in the plugin's home: clawrelay init --relay <url> --home ${plugin.home}; ${reload}`;
+  }
+  if (problem) return `fix ${join(plugin.home, "agent.json")} (clawrelay doctor --home ${plugin.home}); ${reload}`;
+  return `the gateway's log names the cause (lines with "clawrelay"); after fixing it: openclaw plugins reload clawrelay`;
+}

@@ -1,0 +1,157 @@
+// The clawrelay plugin in the REAL OpenClaw gateway (2026.9.6) with a `home` that has no agent.json: the
+// install succeeds as far as the gateway is concerned (`plugins inspect` says "loaded") but the service
+// fails; `clawrelay doctor` exits 1 naming the cause and the fix, `status` says the plugin's agent is not
+// running (not "clawrelay start"), and the gateway's log names `--home <the plugin's home>`. Then the fix
+// doctor prints (init --home, plugins reload) makes the plugin deliver. One gateway for the file.
+// The plugin is built from this checkout's sources into a temporary folder (dist/, the manifest and its
+// run-time dependencies): the checkout's own dist/ may be stale, and a linked folder that changes while
+// the gateway loads it is refused ("Plugin source changed while preparing its reload").
+import { execFileSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runInit } from "../../local-agent/cli/init.ts";
+import { loadSettings } from "../../local-agent/settings.ts";
+import { ensureOpenClaw } from "../../scripts/openclaw-install.ts";
+import { runCli } from "../node/cli-harness.ts";
+import { NO_HUB, postHook, startRelay, waitUntil } from "../support/node/stack.ts";
+import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
+import { startFakeModel } from "./support/fake-model.ts";
+import type { FakeModel } from "./support/fake-model.ts";
+import { freePort, startRealGateway } from "./support/real-gateway.ts";
+import type { RealGateway } from "./support/real-gateway.ts";
+
+const REPO = join(import.meta.dirname, "../..");
+const RUNTIME_DEPENDENCIES = ["ws", "json5", "canonicalize", "@noble/ed25519", "@noble/hashes"];
+const nonce = crypto.randomUUID().slice(0, 8);
+
+let model: FakeModel;
+let relay: LocalRelay;
+let gateway: RealGateway;
+let pluginDir: string;
+/** The plugin's `home` (plugins.entries.clawrelay.config.home): empty at first. */
+let pluginHome: string;
+/** The CLI's own home, with an inbox claimed by `clawrelay init`. */
+let cliHome: string;
+let apiPort: number;
+const dirs: string[] = [];
+
+const temp = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+};
+
+/** package.json, the manifest, dist/ compiled from the sources now, and the run-time dependencies copied (a symlinked node_modules is refused by the gateway's install scan). */
+function buildPlugin(): string {
+  const dir = temp("clawrelay-plugin-build-");
+  cpSync(join(REPO, "package.json"), join(dir, "package.json"));
+  cpSync(join(REPO, "openclaw.plugin.json"), join(dir, "openclaw.plugin.json"));
+  try {
+    execFileSync(join(REPO, "node_modules/.bin/tsc"), ["-p", join(REPO, "tsconfig.build.json"), "--outDir", join(dir, "dist")], { cwd: REPO, stdio: "pipe" });
+  } catch {
+    // A type error elsewhere in the tree still emits; the entry must exist.
+  }
+  if (!existsSync(join(dir, "dist/openclaw-plugin/clawrelay-plugin.js"))) throw new Error("tsc -p tsconfig.build.json emitted no plugin entry");
+  for (const dep of RUNTIME_DEPENDENCIES) {
+    mkdirSync(join(dir, "node_modules", dep, ".."), { recursive: true });
+    cpSync(join(REPO, "node_modules", dep), join(dir, "node_modules", dep), { recursive: true });
+  }
+  return dir;
+}
+
+const cliEnv = (home: string) => ({ CLAWRELAY_HOME: home, OPENCLAW_CONFIG_PATH: gateway.configPath, HOME: gateway.home });
+
+type PluginsConfig = { plugins?: { entries?: Record<string, Record<string, unknown>> } };
+
+function setPluginConfig(config: Record<string, unknown>): void {
+  const current = gateway.readConfig() as PluginsConfig;
+  const entries = ((current.plugins ??= {}).entries ??= {});
+  entries.clawrelay = { ...entries.clawrelay, config };
+  gateway.writeConfig(current as Record<string, unknown>);
+}
+
+async function pluginStatus(): Promise<{ runs_in: string; agent_id: string; relay: { state: string } } | null> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}/clawrelay/status`).catch(() => null);
+  return res?.ok ? ((await res.json()) as { runs_in: string; agent_id: string; relay: { state: string } }) : null;
+}
+
+beforeAll(async () => {
+  const install = await ensureOpenClaw((line) => process.stderr.write(`[openclaw install] ${line}\n`));
+  pluginDir = buildPlugin();
+  model = await startFakeModel();
+  relay = await startRelay();
+  pluginHome = temp("clawrelay-plugin-home-");
+  cliHome = temp("clawrelay-cli-home-");
+  apiPort = await freePort();
+  // The gateway's own CLAWRELAY_HOME is the (empty) plugin home too: the first start already fails there.
+  gateway = await startRealGateway(install, { modelBaseUrl: model.baseUrl, env: { CLAWRELAY_HOME: pluginHome, SOCIETY_AI_API_PORT: String(apiPort) } });
+  await runInit({ settingsPath: join(cliHome, "agent.json"), env: cliEnv(cliHome), relay: relay.url, hub: NO_HUB, name: "CLI home" });
+});
+
+afterAll(async () => {
+  await gateway?.stop();
+  await model?.close();
+  await relay?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("doctor and the plugin in the real gateway", () => {
+  it("installed with --accept-capabilities into a running gateway, the plugin is saved but its service fails for want of agent.json, while inspect says loaded", async () => {
+    const installed = await gateway.cli(["plugins", "install", "-l", pluginDir, "--force", "--accept-capabilities"], 180_000);
+    // The gateway applies the install at once and reports the service's failure; the install itself is saved.
+    expect(`${installed.stdout}\n${installed.stderr}`).toContain("plugin services failed to start");
+    expect((gateway.readConfig() as PluginsConfig).plugins?.entries?.clawrelay).toMatchObject({ enabled: true });
+    setPluginConfig({ home: pluginHome, apiPort });
+    await waitUntil("the service's failure in the gateway's log", () => gateway.logTail(200).includes(`clawrelay init --relay <url> --home ${pluginHome}`), 60_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${gateway.logTail(40)}`);
+    });
+    const inspect = await gateway.cli(["plugins", "inspect", "clawrelay", "--runtime"], 60_000);
+    expect(inspect.stdout).toContain("Status: loaded");
+    expect(inspect.stdout).toContain(`Source: ${join(pluginDir, "dist/openclaw-plugin/clawrelay-plugin.js")}`);
+    expect(await pluginStatus()).toBeNull();
+  });
+
+  it("doctor exits 1 naming the plugin's home without agent.json and the fix; status gives the plugin's advice, not `clawrelay start`", async () => {
+    const doctor = await runCli(["doctor"], cliEnv(cliHome), 60_000);
+    expect(doctor.code, doctor.stdout).toBe(1);
+    expect(doctor.stdout).toContain(`[FAIL] the clawrelay plugin is enabled in ${gateway.configPath}, but its home ${pluginHome} has no agent.json: its service cannot start, and nothing is delivered`);
+    expect(doctor.stdout).toContain(`clawrelay init --relay <url> --home ${pluginHome}; then: openclaw plugins reload clawrelay`);
+    expect(doctor.stdout).toContain(`set plugins.entries.clawrelay.config.home to "${cliHome}"`);
+    expect(doctor.stdout).toContain("[FAIL] no running agent found: the clawrelay plugin is enabled");
+    expect(doctor.stdout).toContain("[OK] the relay holds 0 queued, 0 sent (in flight), 0 dead");
+
+    const status = await runCli(["status"], cliEnv(cliHome), 30_000);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toContain(`the plugin's agent is not running (its home ${pluginHome} has no agent.json)`);
+    expect(status.stderr).not.toContain("start it with: clawrelay start");
+  });
+
+  it("the printed fix works: clawrelay init --home <the plugin's home>, openclaw plugins reload clawrelay; then the plugin delivers and doctor passes", async () => {
+    const init = await runCli(["init", "--relay", relay.url, "--hub", NO_HUB, "--home", pluginHome], cliEnv(cliHome), 60_000);
+    expect(init.code, init.stderr).toBe(0);
+    const reload = await gateway.cli(["plugins", "reload", "clawrelay"], 120_000);
+    expect(reload.code, `${reload.stdout}\n${reload.stderr}\n${gateway.logTail(30)}`).toBe(0);
+    await waitUntil("the plugin's agent to connect", async () => (await pluginStatus())?.relay.state === "connected", 90_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${gateway.logTail(40)}`);
+    });
+    const settings = loadSettings(join(pluginHome, "agent.json"));
+    expect(await pluginStatus()).toMatchObject({ runs_in: "gateway plugin", agent_id: settings.agent_id });
+
+    const home: AgentHome = { dir: pluginHome, env: cliEnv(pluginHome), settings, settingsPath: join(pluginHome, "agent.json"), cleanup: async () => {} };
+    const text = `delivered-after-the-fix-${nonce}`;
+    const body = JSON.stringify({ message: `ag_0123456789ab says: ${text}`, name: "ag_0123456789ab", channel: "last", sessionKey: "agentline:ag_0123456789ab" });
+    expect((await postHook(relay.url, home, "agentgram_inbox/agent", body)).status).toBe(202);
+    await waitUntil("the model to see the plugin's delivery", () => model.requests.some((r) => r.messages.some((m) => m.content.includes(text))), 60_000);
+
+    const doctor = await runCli(["doctor"], cliEnv(pluginHome), 60_000);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toContain(`[OK] the clawrelay plugin is enabled in ${gateway.configPath}; its home ${pluginHome} (plugins.entries.clawrelay.config.home) holds agent.json of ${settings.agent_id}`);
+    expect(doctor.stdout).toMatch(/\[OK\] the agent runs inside the OpenClaw gateway \(the clawrelay plugin, pid \d+, home .*\): connected to the relay/);
+    const status = await runCli(["status"], cliEnv(pluginHome), 30_000);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain("inside the OpenClaw gateway");
+    expect(readFileSync(join(pluginHome, "run.json"), "utf8")).toContain(`"api_port":${apiPort}`);
+  });
+});
