@@ -79,8 +79,8 @@ async function status(): Promise<void> {
 }
 
 async function retry(): Promise<void> {
-  const { retryCommand } = await import("./cli/cli-retry.ts");
-  print(await retryCommand(settingsHome(env), () => loadSettings(path).agent_id, flag("json")));
+  const [{ retryCommand }, { runningAgentOf }] = await Promise.all([import("./cli/cli-retry.ts"), import("./doctor/agent-presence.ts")]);
+  print(await retryCommand(await runningAgentOf(settingsHome(env), path, env), flag("json")));
 }
 
 async function messages(): Promise<void> {
@@ -144,7 +144,7 @@ async function sources(action: SourcesAction): Promise<void> {
 }
 
 async function listenCommand(): Promise<void> {
-  const [{ listen, listenTarget, listenText }, { inboxAccess }, { findRunningAgent }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./cli/running-agent.ts")]);
+  const [{ listen, listenTarget, listenText }, { inboxAccess }, { runningAgentOf }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./doctor/agent-presence.ts")]);
   const port = positionals[0];
   if (port === undefined) throw new UsageError("listen needs the app's port: clawrelay listen 3000");
   const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target") };
@@ -154,7 +154,8 @@ async function listenCommand(): Promise<void> {
   const result = await listen(await inboxAccess(settings), home, input, target);
   if (flag("json")) return print(JSON.stringify(result, null, 2));
   print(listenText(result));
-  const found = await findRunningAgent(home, () => settings.agent_id);
+  // Wherever it runs: a second agent started here would take the inbox from the plugin's.
+  const found = await runningAgentOf(home, path, env);
   if (found.running) return print(`\nThe running agent (pid ${found.pid}, ${found.status.runs_in}) forwards them; clawrelay status shows the app's last answer.`);
   print("\nNo agent runs for this inbox, so this one runs it (Ctrl-C stops it; requests then wait at the relay).\n");
   await start();

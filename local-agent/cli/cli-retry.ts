@@ -1,11 +1,11 @@
 // `clawrelay retry`: after a fix, no waiting out the 60 s a config error waits (or a 429's hold, an outage's
-// next probe, a relay reconnect's back-off). Asks the running agent (found by run.json, as `status` does)
+// next probe, a relay reconnect's back-off). Asks the running agent (found as `status` finds it, standalone or the plugin's)
 // to cut every wait short — POST /clawrelay/retry — prints what it woke, then watches its status for a
 // moment to say whether delivery goes on. cli.ts loads it; covered by test/node/retry-now.e2e.test.ts.
 import type { AgentStatusAnswer } from "../agent-status.ts";
 import type { RetryNow } from "../delivery/delivery-status.ts";
 import { AgentError } from "../errors.ts";
-import { findRunningAgent } from "./running-agent.ts";
+import type { RunningAgent } from "./running-agent.ts";
 
 export type RetryAnswer = RetryNow & { relay_reconnect: boolean };
 
@@ -22,8 +22,8 @@ export function wokeText(woke: RetryAnswer): string {
   return parts.join("; ");
 }
 
-export async function retryCommand(home: string, agentId: () => string, json: boolean): Promise<string> {
-  const found = await findRunningAgent(home, agentId);
+/** `found`: the inbox's running agent (doctor/agent-presence.ts runningAgentOf), or why none runs. */
+export async function retryCommand(found: RunningAgent, json: boolean): Promise<string> {
   if (!found.running) throw new AgentError("not_running", `${found.why}; nothing to retry (clawrelay start)`);
   const base = `http://127.0.0.1:${found.apiPort}`;
   const res = await fetch(`${base}/clawrelay/retry`, { method: "POST" }).catch(() => null);

@@ -1,7 +1,7 @@
 // Finding the agent that runs for a settings directory, standalone or in the gateway's plugin: both
 // write run.json (pid, API port) into it, and its status must name the same agent id (another home's
-// agent may have taken the port of a crashed one). Used by `clawrelay listen` and `retry`, and through
-// doctor/agent-presence.ts by `status` and `doctor` (which also look in the plugin's home); covered by
+// agent may have taken the port of a crashed one). Used through doctor/agent-presence.ts, which also
+// looks in the plugin's home, by `status`, `doctor`, `retry` and `listen`; covered by
 // test/node/cli-start-status.e2e.test.ts and test/node/forward-cli.e2e.test.ts.
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,7 +1,7 @@
 // Where this inbox's agent runs, or why none does: standalone (`clawrelay start`, run.json in the CLI's
 // home) or inside the gateway (the clawrelay plugin, enabled in openclaw.json, run.json in the plugin's
-// `home`). Shared by `clawrelay status` and `clawrelay doctor` (doctor-agent.ts), so both give the same
-// advice. Covered by test/node/doctor-agent.test.ts and test/node/status-plugin.test.ts.
+// `home`). Shared by `clawrelay status`, `doctor` (doctor-agent.ts), `retry` and `listen`, so all find the
+// same agent and give the same advice. Covered by test/node/doctor-agent.test.ts and test/node/status-plugin.test.ts.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { findRunningAgent } from "../cli/running-agent.ts";
@@ -93,6 +93,18 @@ export async function locateAgent(home: string, agentId: () => string, plugin: P
   const problem = pluginHomeProblem(plugin.home);
   const why = `no running agent found: the clawrelay plugin is enabled in ${plugin.configPath} and the gateway runs, but the plugin's agent is not running${problem ? ` (${problem})` : ""}`;
   return { running: false, why, fix: pluginFix(plugin, problem, home), plugin, gatewayUp };
+}
+
+/** The running agent of the inbox `settingsPath` names, wherever it runs (the CLI's home or the plugin's), or why none does. */
+export async function runningAgentOf(home: string, settingsPath: string, env: Environment): Promise<RunningAgent> {
+  let settings: AgentSettings | null = null;
+  try {
+    settings = loadSettings(settingsPath);
+  } catch {
+    // A home with no settings can still say whether an agent runs there.
+  }
+  const found = await locateAgent(home, () => settings?.agent_id ?? loadSettings(settingsPath).agent_id, readPluginEntry(settings, env, home));
+  return found.running ? found.agent : { running: false, why: found.why };
 }
 
 /** What to do when the plugin's service did not start: name its home, never the CLI's default. */

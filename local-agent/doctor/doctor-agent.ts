@@ -3,13 +3,12 @@
 // or the plugin inside the gateway — runs for this inbox, or why none does (agent-presence.ts). Imported
 // by doctor.ts; covered by test/node/doctor-agent.test.ts.
 import type { QueueSummary } from "../../protocol/index.ts";
-import type { Environment } from "../gateway/openclaw-config.ts";
 import { listMessages, queueSummary, summaryLine } from "../relay/messages.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
-import { locateAgent, pluginFix, pluginHomeProblem, readPluginEntry } from "./agent-presence.ts";
-import type { PluginEntry } from "./agent-presence.ts";
+import { pluginFix, pluginHomeProblem } from "./agent-presence.ts";
+import type { PluginEntry, Presence } from "./agent-presence.ts";
 import type { AddCheck } from "./doctor-gateway.ts";
 
 /** How many dead messages doctor names with their reasons. */
@@ -59,11 +58,10 @@ const waiting = (s: QueueSummary | null) => (s === null ? "" : s.queued + s.sent
  * Which agent runs for this inbox, if any. No agent with the plugin enabled is a FAIL (nothing will
  * arrive); with no plugin, a WARN (doctor is also run before the first `clawrelay start`).
  */
-export async function agentChecks(home: string, settings: AgentSettings | null, env: Environment, summary: QueueSummary | null, add: AddCheck): Promise<void> {
-  const plugin = readPluginEntry(settings, env, home);
+export async function agentChecks(home: string, settings: AgentSettings | null, plugin: PluginEntry | null, located: Promise<Presence> | null, summary: QueueSummary | null, add: AddCheck): Promise<void> {
   if (plugin) pluginChecks(plugin, settings, home, add);
-  if (!settings) return;
-  const found = await locateAgent(home, () => settings.agent_id, plugin);
+  if (!settings || !located) return;
+  const found = await located;
   if (!found.running) return add(plugin?.enabled ? "FAIL" : "WARN", `${found.why}${waiting(summary)}`, found.fix);
   const { agent } = found;
   const relay = agent.status.relay;

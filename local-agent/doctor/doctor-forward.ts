@@ -3,8 +3,7 @@
 // failing for more than a minute is a WARN naming it, since when, the last error and the fixes. Found
 // the way `clawrelay status` finds the running agent (run.json beside the settings). Imported by
 // doctor.ts; covered by test/node/forward-status.test.ts.
-import { dirname } from "node:path";
-import { findRunningAgent } from "../cli/running-agent.ts";
+import type { RunningAgent } from "../cli/running-agent.ts";
 import { failingText, span } from "../cli/cli-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import type { InboxAccess } from "../relay/messages.ts";
@@ -32,15 +31,16 @@ export function forwardChecks(forwards: ForwardTargetStatus[], now: number, add:
 }
 
 /**
- * The inbox's forwarding sources (names → targets) and the running agent's view of their apps. Returns
- * the names of the sources that forward, so the OpenClaw checks can say what is delivered without a gateway.
+ * The inbox's forwarding sources (names → targets) and the running agent's view of their apps, the agent
+ * as doctor found it (agent-presence.ts: standalone or the plugin's, looked for once per run). Returns the
+ * names of the sources that forward, so the OpenClaw checks can say what is delivered without a gateway.
  */
-export async function forwardingChecks(settingsPath: string, access: InboxAccess, add: AddCheck): Promise<string[]> {
+export async function forwardingChecks(access: InboxAccess, running: Promise<RunningAgent | null>, add: AddCheck): Promise<string[]> {
   const sources = await listSources(access).catch(() => null);
   const forwarding = (sources ?? []).filter((s) => typeof s.forward === "string" && s.forward !== "");
   if (forwarding.length > 0) add("OK", `${forwarding.length} source(s) forward to local apps: ${forwarding.map((s) => `${s.name} → ${s.forward}`).join(", ")}`);
   const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), AGENT_WAIT_MS).unref());
-  const found = await Promise.race([findRunningAgent(dirname(settingsPath), () => access.agentId).catch(() => null), timeout]);
+  const found = await Promise.race([running.catch(() => null), timeout]);
   if (found?.running) forwardChecks(found.status.delivery.forwards ?? [], Date.now(), add);
   return forwarding.map((s) => s.name);
 }

@@ -12,6 +12,8 @@ import type { Environment, GatewaySettings } from "../gateway/openclaw-config.ts
 import { relayErrorText, relayHealth, signedRelayCall } from "../relay/relay-api.ts";
 import type { RelayAnswer } from "../relay/relay-api.ts";
 import type { QueueSummary } from "../../protocol/index.ts";
+import { locateAgent, readPluginEntry } from "./agent-presence.ts";
+import type { Presence } from "./agent-presence.ts";
 import { agentChecks, queueChecks } from "./doctor-agent.ts";
 import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
@@ -49,6 +51,15 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
   }
 
+  const overrides = settings?.gateway ?? flags ?? {};
+  const lookupEnv = openClawEnv(overrides, env);
+  const home = dirname(settingsPath);
+  const usable = settings && identity ? settings : null;
+  const plugin = readPluginEntry(usable, lookupEnv, home);
+  // The running agent (standalone or the plugin's) is looked for once: its status asks the relay too.
+  let located: Promise<Presence> | null = null;
+  const locate = () => (located ??= locateAgent(home, () => usable!.agent_id, plugin));
+
   /** The inbox's sources that forward to local apps: they are delivered without a gateway. */
   let forwarding: string[] = [];
   let summary: QueueSummary | null = null;
@@ -63,13 +74,11 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
         const access = { relayUrl: settings.relay_url, agentId: settings.agent_id, identity };
         summary = await queueChecks(access, add);
         await hubChecks(settings, add);
-        forwarding = await forwardingChecks(settingsPath, access, add);
+        forwarding = await forwardingChecks(access, locate().then((p) => (p.running ? p.agent : null)), add);
       } else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
     }
   }
 
-  const overrides = settings?.gateway ?? flags ?? {};
-  const lookupEnv = openClawEnv(overrides, env);
   let gateway: GatewaySettings | null = null;
   try {
     const file = readOpenClawConfig(lookupEnv);
@@ -88,7 +97,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   }
 
   if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
-  await agentChecks(dirname(settingsPath), settings && identity ? settings : null, lookupEnv, summary, add);
+  await agentChecks(home, usable, plugin, usable ? locate() : null, summary, add);
   return checks;
 }
 

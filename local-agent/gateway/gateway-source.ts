@@ -18,7 +18,8 @@ export interface GatewaySource {
   readonly origin: string;
 }
 
-function signature(path: string): string {
+/** What changes when a file is edited or replaced (an atomic rename is a new inode): one stat. */
+export function fileSignature(path: string): string {
   const s = statSync(path, { throwIfNoEntry: false });
   return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : "-";
 }
@@ -28,12 +29,12 @@ export function fileGatewaySource(env: Environment, overrides: GatewayOverrides,
   // Located once; looked for again only while there is no file there (OpenClaw installed later).
   let location = locateOpenClawConfig(env, home);
   const stamp = () => {
-    let file = location ? signature(location.path) : "-";
+    let file = location ? fileSignature(location.path) : "-";
     if (file === "-") {
       location = locateOpenClawConfig(env, home);
-      file = location ? signature(location.path) : "-";
+      file = location ? fileSignature(location.path) : "-";
     }
-    return location ? `${location.path}|${file}|${signature(join(location.stateDir, ".env"))}` : "none";
+    return location ? `${location.path}|${file}|${fileSignature(join(location.stateDir, ".env"))}` : "none";
   };
   const load = (): GatewaySettings => {
     const file = readOpenClawConfig(env, home);

@@ -7,12 +7,13 @@
 // Overrides given on the command line (--gateway-port, --hooks-path, --openclaw-config) keep winning.
 // Used by agent.ts; covered by test/node/agent-json-followed.e2e.test.ts and
 // test/openclaw/agent-json.interop.test.ts.
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import type { Logger } from "../logger.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 import { settingsGatewaySource } from "./agent-gateway.ts";
+import { fileSignature } from "./gateway-source.ts";
 import type { GatewaySource } from "./gateway-source.ts";
 import type { Environment, GatewaySettings } from "./openclaw-config.ts";
 
@@ -33,11 +34,6 @@ export interface SettingsFileStatus {
 export interface FollowedSource extends GatewaySource {
   /** null when there is no agent.json to follow (settings given in code). */
   readonly settingsFile: SettingsFileStatus | null;
-}
-
-function stamp(path: string): string {
-  const s = statSync(path, { throwIfNoEntry: false });
-  return s ? `${s.ino}:${s.size}:${s.mtimeMs}` : "-";
 }
 
 /** The gateway object's fields of the wrong type, as a sentence; null when all are right. */
@@ -61,7 +57,7 @@ export function followedGatewaySource(path: string, settings: AgentSettings, env
   }
   const pinned = Object.fromEntries(Object.entries(settings.gateway ?? {}).filter(([k, v]) => !isDeepStrictEqual(v, (fromFile.gateway as Record<string, unknown> | undefined)?.[k])));
   let active: GatewayFields = { ...settings.gateway };
-  let seen = stamp(path);
+  let seen = fileSignature(path);
   const file: SettingsFileStatus = { path, error: null, restart_needed: [] };
 
   const refuse = (error: string) => {
@@ -69,7 +65,7 @@ export function followedGatewaySource(path: string, settings: AgentSettings, env
     file.error = error;
   };
   const look = () => {
-    const now = stamp(path);
+    const now = fileSignature(path);
     if (now === seen) return;
     seen = now;
     let next: AgentSettings;

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { chooseCredentialsFile, readAgentlineCredentials } from "../../local-agent/hub/agentline-credentials.ts";
-import { AgentError } from "../../local-agent/errors.ts";
+import { codeOf } from "../support/node/error-code.ts";
 import { identityFromPrivateKey, newIdentity } from "../../local-agent/identity.ts";
 import type { Identity } from "../../local-agent/identity.ts";
 import { loadSettings, saveSettings } from "../../local-agent/settings.ts";
@@ -46,15 +46,6 @@ function writeCredentials(agentlineDir: string, identity: Identity, extra: Recor
   return path;
 }
 
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AgentError);
-    return (err as AgentError).code;
-  }
-  return undefined;
-}
 
 describe("Agentline credentials import", () => {
   it("reads the identity, hub and display name; the id derives from the key", async () => {

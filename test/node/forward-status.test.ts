@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AgentStatusAnswer } from "../../local-agent/agent-status.ts";
 import { forwardLines, statusText } from "../../local-agent/cli/cli-status.ts";
 import { forwardChecks, forwardingChecks } from "../../local-agent/doctor/doctor-forward.ts";
+import { findRunningAgent } from "../../local-agent/cli/running-agent.ts";
 import type { Check } from "../../local-agent/doctor/doctor.ts";
 import type { ForwardTargetStatus } from "../../local-agent/forward/forward-targets.ts";
 import type { Identity } from "../../local-agent/identity.ts";
@@ -126,7 +127,7 @@ describe("clawrelay doctor", () => {
     const { checks, add } = collect();
     // A relay that does not answer: the source list is left out, the running agent is still asked.
     const access = { relayUrl: "http://127.0.0.1:9", agentId: "ag_0123456789ab", identity: {} as Identity };
-    expect(await forwardingChecks(join(home, "agent.json"), access, add)).toEqual([]);
+    expect(await forwardingChecks(access, findRunningAgent(home, () => access.agentId), add)).toEqual([]);
     expect(checks).toHaveLength(1);
     expect(checks[0]!.level).toBe("WARN");
     expect(checks[0]!.what).toContain("has been refusing connections for 5 min");
@@ -134,7 +135,7 @@ describe("clawrelay doctor", () => {
 
     // Another agent's run.json (another home's agent took the port): nothing is said of it.
     const other = collect();
-    await forwardingChecks(join(home, "agent.json"), { ...access, agentId: "ag_ffffffffffff" }, other.add);
+    await forwardingChecks({ ...access, agentId: "ag_ffffffffffff" }, findRunningAgent(home, () => "ag_ffffffffffff"), other.add);
     expect(other.checks).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { writeAgentlineToken } from "../../local-agent/hub/agentline-credentials.ts";
 import { chooseBotcordFile, readBotcordCredentials, writeBotcordToken } from "../../local-agent/hub/botcord-credentials.ts";
 import { readLinkedFile, tokenForHub, writeLinkedToken } from "../../local-agent/hub/linked-credentials.ts";
-import { AgentError } from "../../local-agent/errors.ts";
+import { codeOf } from "../support/node/error-code.ts";
 import { identityFromPrivateKey, newIdentity } from "../../local-agent/identity.ts";
 import type { Identity } from "../../local-agent/identity.ts";
 
@@ -55,15 +55,6 @@ function botcordFile(root: string, identity: Identity, extra: Record<string, unk
 }
 
 const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AgentError);
-    return (err as AgentError).code;
-  }
-  return undefined;
-};
 
 describe("BotCord credentials: reading", () => {
   it("reads the identity under the hub's key id, the hub, the name and the token (tokenExpiresAt in seconds)", async () => {

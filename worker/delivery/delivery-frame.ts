@@ -16,27 +16,30 @@ export type ForwardTargets = (name: string) => SourceForward | null;
 const OURS: readonly string[] = Object.values(SOURCE_HEADERS);
 
 /** The request a source event was stored with; for one stored before requests were kept, the one it stands for. */
-function requestOf(message: Pick<StoredMessage, "request" | "content_type" | "headers">): StoredRequest {
+function requestOf(message: Pick<StoredMessage, "request" | "content_type">, headers: Record<string, string> | null): StoredRequest {
   if (message.request) return JSON.parse(message.request) as StoredRequest;
-  const filtered = message.headers ? Object.entries(JSON.parse(message.headers) as Record<string, string>) : [];
-  return { method: "POST", tail: "", headers: [["content-type", message.content_type], ...filtered] };
+  return { method: "POST", tail: "", headers: [["content-type", message.content_type], ...Object.entries(headers ?? {})] };
 }
 
-/** The frame's `forward` for `message`, or null when it goes to the gateway (not a source event, no target, source removed). */
-function forwardOf(message: Pick<StoredMessage, "sender" | "request" | "content_type" | "headers">, targets: ForwardTargets): ForwardFrame | null {
+/**
+ * The frame's `forward` for `message` (its filtered `headers` already parsed), or null when it goes to the
+ * gateway (not a source event, no target, source removed).
+ */
+function forwardOf(message: Pick<StoredMessage, "sender" | "request" | "content_type">, headers: Record<string, string> | null, targets: ForwardTargets): ForwardFrame | null {
   const source = sourceNameOf(message.sender);
   const target = source === null ? null : targets(source);
   if (source === null || target === null) return null;
-  const request = requestOf(message);
+  const request = requestOf(message, headers);
   // The relay's own x-clawrelay-* headers follow the sender's; the kept request never holds any (forward.ts).
-  const ours = message.request && message.headers ? Object.entries(JSON.parse(message.headers) as Record<string, string>).filter(([name]) => OURS.includes(name)) : [];
+  const ours = message.request && headers ? Object.entries(headers).filter(([name]) => OURS.includes(name)) : [];
   return { source, target: target.url, allow_public: target.allow_public, method: request.method, tail: request.tail, headers: [...request.headers, ...ours] };
 }
 
 export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): DeliveryFrame {
   const bytes = new Uint8Array(message.body);
   const text = decodeUtf8(bytes);
-  const forward = forwardOf(message, targets);
+  const headers = message.headers ? (JSON.parse(message.headers) as Record<string, string>) : null;
+  const forward = forwardOf(message, headers, targets);
   return {
     type: "message",
     id: message.seq,
@@ -47,7 +50,7 @@ export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): 
     encoding: text === null ? "base64" : "utf8",
     received_at: message.received_at,
     expires_at: message.expires_at,
-    ...(message.headers ? { headers: JSON.parse(message.headers) as Record<string, string> } : {}),
+    ...(headers ? { headers } : {}),
     ...(forward ? { forward } : {}),
   };
 }
