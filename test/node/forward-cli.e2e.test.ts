@@ -41,7 +41,8 @@ describe("clawrelay listen", () => {
     const { app, home } = await setUp();
     const running = spawnCli(["listen", String(app.port), "--path", "/hooks"], home.env);
     fixture.cleanups.push(() => running.stop());
-    await waitUntil("the URL printed", () => /^Forwarding (\S+)$/m.test(running.stdout()), 20_000);
+    // The URL is printed first, then — once it looked for a running agent — that it runs one itself.
+    await waitUntil("the URL printed and the agent started", () => /^Forwarding (\S+)$/m.test(running.stdout()) && running.stdout().includes("No agent runs"), 20_000);
     const url = /^Forwarding (\S+)$/m.exec(running.stdout())![1]!;
     expect(url).toMatch(new RegExp(`^${fixture.relay().url}/inbox/${home.settings.agent_id}/sources/listen-${app.port}/[A-Za-z0-9_-]{43}$`));
     expect(running.stdout()).toContain(`→  http://127.0.0.1:${app.port}/hooks`);
