@@ -7,6 +7,7 @@ import type { ForwardTargetStatus } from "./forward/forward-targets.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
 import type { HubSideStatus } from "./hub/hub-side.ts";
 import type { SettingsFileStatus } from "./gateway/settings-follow.ts";
+import type { PluginConfig } from "./gateway/plugin-config.ts";
 
 export type AgentRunsIn = "standalone" | "gateway plugin";
 
@@ -14,6 +15,8 @@ export interface AgentStatus {
   agent_id: string;
   /** "standalone" (clawrelay start) or "gateway plugin" (openclaw-plugin/). */
   runs_in: AgentRunsIn;
+  /** Inside the gateway: plugins.entries.clawrelay.config as the plugin started with it. */
+  plugin_config?: PluginConfig;
   relay: { url: string; state: ConnectionState; since: number; backlog: number | null; error: string | null };
   /** `problem`: why nothing can be posted to the gateway (no hooks token: none set up); null when it can. */
   gateway: {

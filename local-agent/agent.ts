@@ -21,6 +21,7 @@ import { settingsIdentity } from "./identity.ts";
 import type { Logger } from "./logger.ts";
 import type { GatewaySource } from "./gateway/gateway-source.ts";
 import type { Environment, GatewaySettings } from "./gateway/openclaw-config.ts";
+import type { PluginConfig } from "./gateway/plugin-config.ts";
 import type { GatewayTarget } from "./delivery/gateway-forwarder.ts";
 import type { NoGateway } from "./delivery/delivery-options.ts";
 import { RelayClient } from "./relay/relay-client.ts";
@@ -47,6 +48,8 @@ export interface AgentHandle {
 
 export interface AgentOptions {
   runsIn?: AgentRunsIn;
+  /** The plugin's config as it started with it (inside the gateway only), reported in the status. */
+  pluginConfig?: PluginConfig;
   settings: AgentSettings;
   env: Environment;
   logger: Logger;
@@ -199,6 +202,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const status = (): AgentStatus => ({
     agent_id: settings.agent_id,
     runs_in: options.runsIn ?? "standalone",
+    ...(options.pluginConfig ? { plugin_config: { ...options.pluginConfig } } : {}),
     relay: { ...relay },
     gateway: { ...gatewayView(current.gateway, current.target), config_error: source.error, settings_file: followed?.settingsFile ? { ...followed.settingsFile } : null },
     delivery: { ...loop.status, recent_rejections: [...loop.status.recent_rejections], cursor: client.cursor, forwards: loop.forwards.status() },

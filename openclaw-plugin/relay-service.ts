@@ -12,34 +12,12 @@ import { liveGatewaySource } from "../local-agent/gateway/gateway-source.ts";
 import { formatEvent } from "../local-agent/logger.ts";
 import type { LogFields, Logger } from "../local-agent/logger.ts";
 import type { Environment } from "../local-agent/gateway/openclaw-config.ts";
+import { pluginConfigOf } from "../local-agent/gateway/plugin-config.ts";
 import { AgentError } from "../local-agent/errors.ts";
 import { journalPath, loadSettings, settingsHome } from "../local-agent/settings.ts";
 import type { AgentSettings } from "../local-agent/settings.ts";
 
 export const PLUGIN_ID = "clawrelay";
-
-/** plugins.entries.clawrelay.config (openclaw.plugin.json's configSchema says the same). */
-export interface PluginConfig {
-  /** clawrelay's settings folder (agent.json, card.json, the delivery journal). */
-  home?: string;
-  /** The local search/delegate API's port (default 19791, or SOCIETY_AI_API_PORT). */
-  apiPort?: number;
-  /** The gateway's port when it was started with --port (the config cannot tell). */
-  gatewayPort?: number;
-  /** Which OpenClaw agent runs delegated tasks: "openclaw" or "openclaw/<agentId>". */
-  openclawAgent?: string;
-}
-
-function pluginConfigOf(value: unknown): PluginConfig {
-  const c = typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
-  const port = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 65535 ? v : undefined);
-  return {
-    ...(typeof c.home === "string" && c.home !== "" ? { home: c.home } : {}),
-    ...(port(c.apiPort) !== undefined ? { apiPort: port(c.apiPort) } : {}),
-    ...(port(c.gatewayPort) ? { gatewayPort: port(c.gatewayPort) } : {}),
-    ...(typeof c.openclawAgent === "string" && c.openclawAgent !== "" ? { openclawAgent: c.openclawAgent } : {}),
-  };
-}
 
 /** What the plugin's agent logs when another agent of the same inbox (a `clawrelay start`) takes it. */
 export const REPLACED_TEXT =
@@ -95,6 +73,8 @@ export function relayService(api: OpenClawPluginApi, env: Environment = process.
         logger,
         gateway,
         runsIn: "gateway plugin",
+        // Reported in its status: doctor and status compare it with openclaw.json to tell an unapplied change.
+        pluginConfig: config,
         runDir: home,
         cardFile: cardPath(home),
         journalFile: journalPath(home),

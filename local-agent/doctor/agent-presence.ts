@@ -8,6 +8,8 @@ import { findRunningAgent } from "../cli/running-agent.ts";
 import type { RunningAgent } from "../cli/running-agent.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { gatewaySettingsFrom, readOpenClawConfig } from "../gateway/openclaw-config.ts";
+import { pluginConfigChanges, pluginConfigOf } from "../gateway/plugin-config.ts";
+import type { PluginConfig } from "../gateway/plugin-config.ts";
 import type { Environment } from "../gateway/openclaw-config.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
@@ -24,6 +26,8 @@ export interface PluginEntry {
   configPath: string;
   /** Where the gateway listens, as the plugin would post (its `gatewayPort`, else the config's port). */
   gatewayPort: number;
+  /** plugins.entries.clawrelay.config as saved now (the fields the plugin reads). */
+  config: PluginConfig;
 }
 
 const record = (v: unknown): Record<string, unknown> | null => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
@@ -36,10 +40,8 @@ export function pluginEntryFrom(config: unknown, defaultHome: string, configPath
   const denied = Array.isArray(plugins.deny) && plugins.deny.includes(PLUGIN_ID);
   const allow = Array.isArray(plugins.allow) ? plugins.allow : null;
   const enabled = entry.enabled !== false && plugins.enabled !== false && !denied && (allow === null || allow.includes(PLUGIN_ID));
-  const own = record(entry.config);
-  const home = typeof own?.home === "string" && own.home !== "" ? own.home : null;
-  const port = typeof own?.gatewayPort === "number" ? own.gatewayPort : gatewayPort;
-  return { enabled, home: home ?? defaultHome, homeFromConfig: home !== null, configPath, gatewayPort: port };
+  const own = pluginConfigOf(entry.config);
+  return { enabled, home: own.home ?? defaultHome, homeFromConfig: own.home !== undefined, configPath, gatewayPort: own.gatewayPort ?? gatewayPort, config: own };
 }
 
 /** The plugin's entry in the openclaw.json the CLI finds (agent.json's overrides applied); null when none or unreadable. */
@@ -117,4 +119,19 @@ export function pluginFix(plugin: PluginEntry, problem: string | null, cliHome: 
   }
   if (problem) return `fix ${join(plugin.home, "agent.json")} (clawrelay doctor --home ${plugin.home}); ${reload}`;
   return `the gateway's log names the cause (lines with "clawrelay"); after fixing it: openclaw plugins reload clawrelay`;
+}
+
+/**
+ * The plugin's agent runs with a config other than the one openclaw.json holds: the gateway refused the
+ * change (it does not replace a plugin while an agent run uses it, and does not try again). Null when
+ * they agree, or when the agent is not the plugin's (or too old to report its config).
+ */
+export function unappliedPluginConfig(status: { runs_in: string; plugin_config?: PluginConfig }, plugin: PluginEntry | null): { text: string; fix: string } | null {
+  if (status.runs_in !== "gateway plugin" || !status.plugin_config || !plugin) return null;
+  const changes = pluginConfigChanges(status.plugin_config, plugin.config);
+  if (changes.length === 0) return null;
+  return {
+    text: `the plugin's agent runs with an older plugins.entries.clawrelay.config than ${plugin.configPath} holds (${changes.join(", ")}): the gateway did not apply the change — it does not replace a plugin while an agent run is using it, and does not try again (its log says "still has active retained work")`,
+    fix: "openclaw plugins reload clawrelay (if it answers \"still has active retained work\", an agent run is still going: run it again when that run ends)",
+  };
 }

@@ -7,7 +7,7 @@ import { listMessages, queueSummary, summaryLine } from "../relay/messages.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
-import { pluginFix, pluginHomeProblem } from "./agent-presence.ts";
+import { pluginFix, pluginHomeProblem, unappliedPluginConfig } from "./agent-presence.ts";
 import type { PluginEntry, Presence } from "./agent-presence.ts";
 import type { AddCheck } from "./doctor-gateway.ts";
 
@@ -68,6 +68,8 @@ export async function agentChecks(home: string, settings: AgentSettings | null, 
   const connection = relay.state === "connected" ? "connected to the relay" : `${relay.state} to the relay${relay.error ? ` (${relay.error})` : ""}`;
   const who = agent.status.runs_in === "gateway plugin" ? `the agent runs inside the OpenClaw gateway (the clawrelay plugin, pid ${agent.pid}, home ${found.home})` : `a standalone agent runs (clawrelay start, pid ${agent.pid})`;
   add(relay.state === "connected" ? "OK" : "WARN", `${who}: ${connection}`);
+  const stale = unappliedPluginConfig(agent.status, plugin);
+  if (stale) add("WARN", stale.text, stale.fix);
   if (agent.status.runs_in !== "gateway plugin" && plugin?.enabled) {
     add("WARN", `the clawrelay plugin is enabled in ${plugin.configPath} while a standalone agent runs: when the gateway restarts or reloads the plugin, the plugin takes the inbox back and the standalone agent stops`,
       "keep the standalone agent: openclaw plugins disable clawrelay; or use the plugin: stop the standalone agent, then openclaw plugins reload clawrelay");

@@ -90,6 +90,21 @@ describe("doctor: is an agent running for this inbox?", () => {
     const result = await runCli(["doctor"], home.env);
     expect(result.stdout).toContain(`[OK] the agent runs inside the OpenClaw gateway (the clawrelay plugin, pid ${process.pid}, home ${pluginHome}): connected to the relay`);
     expect(result.stdout).not.toContain("no running agent found");
+    expect(result.stdout).not.toContain("older plugins.entries.clawrelay.config");
+  });
+
+  it("openclaw.json's plugin config changed after the plugin's agent started (the gateway refused to apply it): WARN naming the change, and the reload", async () => {
+    const { gateway, home } = await fixture.setUp();
+    const { pluginHome } = await runPluginAgent(home, gateway, fixture.cleanups);
+    await withPlugin(home, gateway, { enabled: true, config: { home: pluginHome, apiPort: 4999, openclawAgent: "openclaw/ops" } });
+    const result = await runCli(["doctor"], home.env);
+    const line = `[WARN] the plugin's agent runs with an older plugins.entries.clawrelay.config than ${home.env.OPENCLAW_CONFIG_PATH} holds (apiPort (unset) → 4999, openclawAgent (unset) → "openclaw/ops"): the gateway did not apply the change`;
+    expect(lineOf(result.stdout, "[WARN] the plugin's agent runs with")).toContain(line);
+    expect(fixOf(result.stdout, "[WARN] the plugin's agent runs with")).toBe(
+      'fix: openclaw plugins reload clawrelay (if it answers "still has active retained work", an agent run is still going: run it again when that run ends)',
+    );
+    // A warning, not a failure: the agent runs and delivers, with its old settings.
+    expect(result.code, result.stdout).toBe(0);
   });
 
   it("a message on the dead shelf: WARN with its id and reason, and how to replay it", async () => {

@@ -43,7 +43,7 @@ describe("the clawrelay gateway service", () => {
     const other = await startStandinGateway();
     fixture.cleanups.push(() => first.close(), () => other.close());
     const config = { current: gatewayConfig(first) };
-    const host = fakeHost({ home: home.env.CLAWRELAY_HOME, apiPort: 0 }, config);
+    const host = fakeHost({ home: home.env.CLAWRELAY_HOME, apiPort: 0, unknown: true }, config);
     const service = relayService(host.api, {});
     await service.start(host.ctx);
     services.push({ service, ctx: host.ctx });
@@ -51,8 +51,10 @@ describe("the clawrelay gateway service", () => {
     const run = join(home.env.CLAWRELAY_HOME, "run.json");
     expect(existsSync(run)).toBe(true);
     const { api_port } = JSON.parse(readFileSync(run, "utf8")) as { api_port: number };
-    const status = (await (await fetch(`http://127.0.0.1:${api_port}/clawrelay/status`)).json()) as { runs_in: string; gateway: { port: number; config_path: string } };
+    const status = (await (await fetch(`http://127.0.0.1:${api_port}/clawrelay/status`)).json()) as { runs_in: string; gateway: { port: number; config_path: string }; plugin_config: unknown };
     expect(status).toMatchObject({ runs_in: "gateway plugin", gateway: { port: first.port, config_path: "the gateway's own config (clawrelay plugin)" } });
+    // The config it started with, as it read it: what doctor compares with openclaw.json.
+    expect(status.plugin_config).toEqual({ home: home.env.CLAWRELAY_HOME, apiPort: 0 });
     await waitUntil("the log to say it started", () => host.lines.some((l) => l.startsWith("info clawrelay: agent started")));
 
     expect((await postHook(fixture.relay().url, home, "agentgram_inbox/agent", JSON.stringify({ message: "via plugin" }))).status).toBe(202);

@@ -63,6 +63,17 @@ describe("clawrelay status and the plugin", () => {
     expect(result.stdout).not.toContain("WARNING");
   });
 
+  it("the plugin's agent runs with a config openclaw.json no longer holds: status warns, naming the change and the reload", async () => {
+    const { gateway, home } = await fixture.setUp();
+    const { pluginHome } = await runPluginAgent(home, gateway, fixture.cleanups);
+    await withPlugin(home, gateway, { enabled: true, config: { home: pluginHome, gatewayPort: 18790 } });
+    const result = await runCli(["status"], home.env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout.trimEnd().split("\n").at(-1)).toBe(
+      `WARNING   the plugin's agent runs with an older plugins.entries.clawrelay.config than ${home.env.OPENCLAW_CONFIG_PATH} holds (gatewayPort (unset) → 18790): the gateway did not apply the change — it does not replace a plugin while an agent run is using it, and does not try again (its log says "still has active retained work"); apply it: openclaw plugins reload clawrelay (if it answers "still has active retained work", an agent run is still going: run it again when that run ends)`,
+    );
+  });
+
   it("a standalone agent beside an enabled plugin: status warns, naming the switch", async () => {
     const { gateway, home } = await fixture.setUp();
     await withPlugin(home, gateway, { enabled: true });

@@ -2,7 +2,9 @@
 // install succeeds as far as the gateway is concerned (`plugins inspect` says "loaded") but the service
 // fails; `clawrelay doctor` exits 1 naming the cause and the fix, `status` says the plugin's agent is not
 // running (not "clawrelay start"), and the gateway's log names `--home <the plugin's home>`. Then the fix
-// doctor prints (init --home, plugins reload) makes the plugin deliver. One gateway for the file.
+// doctor prints (init --home, plugins reload) makes the plugin deliver. Last, a plugin config change saved
+// while an agent run holds the plugin: the gateway refuses it and never retries, doctor names the
+// unapplied change, and the reload it advises applies it once the run is over. One gateway for the file.
 // The plugin is built from this checkout's sources into a temporary folder (dist/, the manifest and its
 // run-time dependencies): the checkout's own dist/ may be stale, and a linked folder that changes while
 // the gateway loads it is refused ("Plugin source changed while preparing its reload").
@@ -20,6 +22,7 @@ import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 import { startFakeModel } from "./support/fake-model.ts";
 import type { FakeModel } from "./support/fake-model.ts";
 import { freePort, startRealGateway } from "./support/real-gateway.ts";
+import { refusalsLogged, reloadWhenFree } from "./support/plugin-reload.ts";
 import type { RealGateway } from "./support/real-gateway.ts";
 
 const REPO = join(import.meta.dirname, "../..");
@@ -153,5 +156,39 @@ describe("doctor and the plugin in the real gateway", () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain("inside the OpenClaw gateway");
     expect(readFileSync(join(pluginHome, "run.json"), "utf8")).toContain(`"api_port":${apiPort}`);
+  });
+
+  it("a config change saved while an agent run holds the plugin is refused and not retried; doctor names it; the advised reload applies it after the run", async () => {
+    const settings = loadSettings(join(pluginHome, "agent.json"));
+    const home: AgentHome = { dir: pluginHome, env: cliEnv(pluginHome), settings, settingsPath: join(pluginHome, "agent.json"), cleanup: async () => {} };
+    // The fake model holds this turn's answer for 30 s, so the gateway's agent run goes on that long.
+    const held = `held-run-${nonce}`;
+    const body = JSON.stringify({ message: `ag_0123456789ab says: ${held} [[slow:30000]]`, name: "ag_0123456789ab", channel: "last", sessionKey: "agentline:ag_0123456789ab" });
+    expect((await postHook(relay.url, home, "agentgram_inbox/agent", body)).status).toBe(202);
+    await waitUntil("the model to be asked the held turn", () => model.requests.some((r) => r.messages.some((m) => m.content.includes(held))), 60_000);
+
+    const oldPort = apiPort;
+    const movedPort = await freePort();
+    const refusedBefore = refusalsLogged(gateway);
+    setPluginConfig({ home: pluginHome, apiPort: movedPort });
+    await waitUntil("the gateway to refuse the change", () => refusalsLogged(gateway) > refusedBefore, 30_000).catch((err: Error) => {
+      throw new Error(`${err.message}\n${gateway.logTail(30)}`);
+    });
+    expect(await pluginStatus()).toMatchObject({ relay: { state: "connected" } }); // still the old port
+
+    const doctor = await runCli(["doctor"], cliEnv(pluginHome), 60_000);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toContain(`[WARN] the plugin's agent runs with an older plugins.entries.clawrelay.config than ${gateway.configPath} holds (apiPort ${oldPort} → ${movedPort}): the gateway did not apply the change`);
+    expect(doctor.stdout).toContain("fix: openclaw plugins reload clawrelay");
+
+    // The reload doctor advises is refused while the run goes on, and applies the saved config after it.
+    const { refused } = await reloadWhenFree(gateway, "clawrelay");
+    expect(refused).toBeGreaterThanOrEqual(1);
+    apiPort = movedPort;
+    await waitUntil("the plugin's API on the new port", async () => (await pluginStatus())?.relay.state === "connected", 60_000);
+    expect((await fetch(`http://127.0.0.1:${oldPort}/clawrelay/status`).catch(() => null))?.ok ?? false).toBe(false);
+    const after = await runCli(["doctor"], cliEnv(pluginHome), 60_000);
+    expect(after.code, after.stdout).toBe(0);
+    expect(after.stdout).not.toContain("older plugins.entries.clawrelay.config");
   });
 });

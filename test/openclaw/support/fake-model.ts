@@ -32,9 +32,13 @@ const MODEL_ID = "fake-model";
  */
 const INTERNAL_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
 
-export function fakeReply(n: number, messages: FakeChatRequest["messages"]): string {
+function lastUserText(messages: FakeChatRequest["messages"]): string {
   const users = messages.filter((message) => message.role === "user");
-  const lastUser = (users.findLast((message) => !message.content.startsWith(INTERNAL_CONTEXT)) ?? users.at(-1))?.content ?? "";
+  return (users.findLast((message) => !message.content.startsWith(INTERNAL_CONTEXT)) ?? users.at(-1))?.content ?? "";
+}
+
+export function fakeReply(n: number, messages: FakeChatRequest["messages"]): string {
+  const lastUser = lastUserText(messages);
   return `fake reply #${n}: ${messages.length} messages; last user text: ${lastUser.slice(0, 120).replace(/\r?\n/g, " ")}`;
 }
 
@@ -89,6 +93,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, requests: FakeC
   requests.push(request);
 
   const text = fakeReply(requests.length, messages);
+  // `[[slow:MS]]` in the turn's user text holds the answer back, so a test can keep an agent run going.
+  const slow = /\[\[slow:(\d{1,6})\]\]/.exec(lastUserText(messages));
+  if (slow) await new Promise((resolve) => setTimeout(resolve, Number(slow[1])));
   const id = `chatcmpl-fake-${requests.length}`;
   const created = Math.floor(request.at / 1000);
   const model = request.model ?? MODEL_ID;

@@ -29,7 +29,8 @@ export async function runPluginAgent(home: AgentHome, gateway: StandinGateway, c
   const pluginHome = tempPluginHome(cleanups);
   cpSync(home.settingsPath, join(pluginHome, "agent.json"));
   await withPlugin(home, gateway, { enabled: true, config: { home: pluginHome } });
-  const agent = await startAgent({ settings: home.settings, env: home.env, logger: silentLogger, apiPort: 0, runDir: pluginHome, runsIn: "gateway plugin" });
+  // As the plugin's service starts it: with the config it read, which its status reports.
+  const agent = await startAgent({ settings: home.settings, env: home.env, logger: silentLogger, apiPort: 0, runDir: pluginHome, runsIn: "gateway plugin", pluginConfig: { home: pluginHome } });
   cleanups.push(() => agent.close());
   await waitUntil("connected", () => agent.status().relay.state === "connected");
   return { pluginHome, agent };
