@@ -2,11 +2,12 @@
 //   {"message": "<flat text>", "name": "Alice (ag_x)", "channel": "last", "sessionKey": "<ns>:<room>"}
 // to <prefix>_inbox/agent — no msg_id, no signature: the relay finds the signed original by the sender,
 // the text and the room the key names (worker/hub/hub-bridge.ts). For a record pulled from today's hub,
-// which pushes nothing, the relay writes the same body, so the gateway's mappings and sessions carry on,
-// with the record's room, topic and ids as fields of their own.
+// which pushes nothing, the relay writes the same body through the one renderer (hub-render.ts), so the
+// gateway's mappings and sessions carry on, with the record's room, topic and ids as fields of their own.
+// Covered by test/protocol/hub-flat.test.ts and test/node/hub-render.test.ts.
 import type { Envelope } from "./envelope.ts";
-import { hubSessionKey } from "./hub-session-key.ts";
-import { hubText } from "./hub-text.ts";
+import { gatewayBody, renderHubMessage } from "./hub-render.ts";
+import type { GatewayLeaf, HubContext } from "./hub-render.ts";
 import type { HubRoom } from "./hub-text.ts";
 
 export interface FlatHubBody {
@@ -45,8 +46,6 @@ export function parseFlatHubBody(bytes: Uint8Array): FlatHubBody | null {
   const text = [line.slice(match[0].length), ...lines.slice(at + 1)].join("\n");
   return { sender, text, sessionKey, context: lines.slice(0, at) };
 }
-
-const WAKE_TYPES: ReadonlySet<string> = new Set(["contact_request", "contact_request_response", "contact_removed"]);
 
 /** A record of today's hub (GET /hub/inbox), its fields as the hub names them. */
 export interface PulledHubRecord {
@@ -96,22 +95,40 @@ export function readPulledRecord(value: Record<string, unknown>): PulledHubRecor
 export type SenderCheck = "signature" | "hub";
 
 /**
- * The body a webhook-era hub would have posted for this record (plus its ids, room and topic as
- * fields), and which of the two sub-paths it goes to. `mentions` come from the raw envelope.
+ * What the hub alone knows of a record, for the renderer: its room and topic, the room's header fields,
+ * the topic's id, the goal, the body it rendered, the display name of a dashboard user, mentions (from the
+ * raw envelope: no a2a version signs them) and whether this agent is among them.
  */
-export async function pulledRecordBody(
-  record: PulledHubRecord,
-  envelope: Envelope,
-  verifiedBy: SenderCheck,
-  mentions: readonly string[] | null,
-): Promise<{ leaf: "agent" | "wake"; body: Record<string, unknown> }> {
+export function pulledContext(record: PulledHubRecord, envelope: Envelope, mentions: readonly string[] | null): HubContext {
   const room: HubRoom | null =
     record.room_id && record.room_member_count !== null
       ? { id: record.room_id, name: record.room_name, memberCount: record.room_member_count, memberNames: record.room_member_names ?? [], myRole: record.my_role, myCanSend: record.my_can_send }
       : null;
-  const who = senderOf(record, envelope);
-  const message = hubText(envelope, { senderName: who.name, senderId: who.id, body: record.text, topic: record.topic, topicId: record.topic_id, goal: record.goal, mentions, mentioned: record.mentioned, room });
-  const sessionKey = await hubSessionKey(record.room_id, record.topic);
+  const who = pulledSender(record, envelope);
+  return {
+    place: { roomId: record.room_id, topic: record.topic },
+    goal: record.goal,
+    senderName: who.name,
+    senderId: who.id,
+    body: record.text,
+    topicId: record.topic_id,
+    mentions,
+    mentioned: record.mentioned,
+    room,
+  };
+}
+
+/**
+ * The body a webhook-era hub would have posted for this record (plus its ids, room and topic as
+ * fields), and which of the two sub-paths it goes to. `mentions` come from the raw envelope.
+ */
+export function pulledRecordBody(
+  record: PulledHubRecord,
+  envelope: Envelope,
+  verifiedBy: SenderCheck,
+  mentions: readonly string[] | null,
+): { leaf: GatewayLeaf; body: Record<string, unknown> } {
+  const rendered = renderHubMessage(envelope, pulledContext(record, envelope, mentions));
   const fields = {
     hub_msg_id: record.hub_msg_id,
     msg_id: envelope.msg_id,
@@ -126,9 +143,7 @@ export async function pulledRecordBody(
     source_user_name: record.source_user_name,
     verified_by: verifiedBy,
   };
-  if (WAKE_TYPES.has(envelope.type)) return { leaf: "wake", body: { text: message, body: message, mode: "now", sessionKey, ...fields } };
-  const name = who.name ? `${who.name} (${who.id})` : who.id;
-  return { leaf: "agent", body: { message, name, channel: "last", sessionKey, ...fields } };
+  return { leaf: rendered.leaf, body: { ...gatewayBody(rendered), ...fields } };
 }
 
 /**
@@ -136,7 +151,7 @@ export async function pulledRecordBody(
  * alone, as the hub writes it then); a dashboard user's carry the user's name. The owner's own chat
  * comes "from" the agent itself (from = to), so it is labelled as the owner's, not the agent's.
  */
-function senderOf(record: PulledHubRecord, envelope: Envelope): { name: string | null; id: string } {
+function pulledSender(record: PulledHubRecord, envelope: Envelope): { name: string | null; id: string } {
   if (record.source_session_kind === "owner_chat" || (record.source_type === "dashboard_user_chat" && envelope.from === envelope.to)) {
     return { name: record.source_user_name ?? "your owner", id: "owner, on the dashboard" };
   }

@@ -1,7 +1,9 @@
 // How the hub writes an envelope for a human (its MessageEnvelope.to_text and the room header of its
 // webhook era): "Alice (ag_x) says: hi", 【Topic】/【Goal】 lines, "[群聊「Room」(rm_x) | 3人: …]".
-// The relay renders the same text for records it pulls (so the gateway sees what a webhook-era hub
-// would have posted), and renders it to recognise which signed original a webhook body stands for.
+// The renderer (hub-render.ts) writes every flat text with it, for pulled records and direct envelopes
+// alike; the bridge (worker/hub/hub-bridge.ts) renders a message's body with it to recognise which
+// signed original a webhook body stands for. Covered by test/protocol/hub-flat.test.ts and
+// test/node/hub-render.test.ts.
 import type { Envelope } from "./envelope.ts";
 
 /** Python's json.dumps(value, ensure_ascii=False), which the hub uses for payloads without text. */

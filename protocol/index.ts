@@ -19,4 +19,6 @@ export * from "./sources.ts";
 export * from "./forward.ts";
 export * from "./hub-session-key.ts";
 export * from "./hub-text.ts";
+export * from "./hub-render.ts";
 export * from "./hub-flat.ts";
+export * from "./conversation-key.ts";

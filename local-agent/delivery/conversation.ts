@@ -1,12 +1,17 @@
 // Which conversation a delivered message belongs to. Order is kept within a conversation, not across
 // them, so one retrying message holds up only its own (delivery.ts). Pure.
 //
-// The hub names a conversation by `sessionKey` (agentline:<sender>); an envelope the relay delivers
-// itself gets the same key the hub would have given it, so a sender's hub-posted and direct messages
-// stay in one order. A webhook without a sessionKey is ordered with its sub-path; a source's events
-// forwarded to a local app (local-agent/forward/) with their source, one at a time.
-import { SOURCE_HEADERS, fromBase64 } from "../../protocol/index.ts";
+// One order per conversation, and a hub message's conversation is its OpenClaw session: the hub's
+// `sessionKey` (protocol/conversation-key.ts). A hub's flat body carries it; an envelope the relay
+// delivers itself gets the key the hub would have given it (its DM room's), the same the renderer
+// writes into its body, so a sender's messages are one order whichever way they came — sent straight to
+// the inbox, pulled from today's hub, or pushed by a webhook-era one. A webhook without a sessionKey is
+// ordered with its sub-path; a source's events forwarded to a local app (local-agent/forward/) with
+// their source, one at a time. Covered by test/node/conversations.e2e.test.ts.
+import { SOURCE_HEADERS, conversationKey, forwardConversation, fromBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope } from "../../protocol/index.ts";
+
+export { forwardConversation };
 
 /** Bodies above this are not parsed just to find a key (the gateway refuses them anyway). */
 const MAX_PARSED_BYTES = 256 * 1024;
@@ -20,27 +25,24 @@ function hookSessionKey(frame: DeliveryFrame): string | null {
     const key = typeof body === "object" && body !== null ? (body as { sessionKey?: unknown }).sessionKey : undefined;
     return typeof key === "string" && key !== "" ? key : null;
   } catch {
+    // Not JSON after all: a body without a key, ordered with its sub-path.
     return null;
   }
 }
 
-/** A forwarding source's events are one conversation. */
-export function forwardConversation(source: string): string {
-  return `forward:${source}`;
-}
-
 export function conversationOf(frame: DeliveryFrame, envelope: Envelope | null): string {
-  if (frame.forward) return forwardConversation(frame.forward.source);
-  if (envelope) return `session:agentline:${envelope.from}`;
-  const session = hookSessionKey(frame);
-  return session ? `session:${session}` : `subpath:${frame.subpath ?? ""}`;
+  if (frame.forward) return conversationKey({ forwardSource: frame.forward.source });
+  if (envelope) return conversationKey({ envelope });
+  return conversationKey({ sessionKey: hookSessionKey(frame), subpath: frame.subpath });
 }
 
-/** An envelope's signed sender; a hub body's from its sessionKey; a webhook source's name. */
+const AGENTLINE_SESSION = "agentline:";
+
+/** An envelope's signed sender; a webhook source's name; the name an Agentline-style key carries. */
 export function senderOf(frame: DeliveryFrame, envelope: Envelope | null, conversation: string): string | null {
   if (envelope) return envelope.from;
   if (frame.forward) return `source:${frame.forward.source}`;
   const source = frame.headers?.[SOURCE_HEADERS.source];
   if (source) return `source:${source}`;
-  return conversation.startsWith("session:agentline:") ? conversation.slice("session:agentline:".length) : null;
+  return conversation.startsWith(AGENTLINE_SESSION) ? conversation.slice(AGENTLINE_SESSION.length) : null;
 }

@@ -1,6 +1,9 @@
 // Turns what the relay delivers into the request the hub would have made to the gateway through a
-// tunnel (docs/openclaw-setup.md, "The mappings"), so existing hooks.mappings keep working.
-import { forwardableHeaders, fromBase64, hubSubpaths, parseEnvelope, utf8 } from "../../protocol/index.ts";
+// tunnel (docs/openclaw-setup.md, "The mappings"), so existing hooks.mappings keep working: hook bodies
+// as they came, envelopes through the one renderer the relay also uses for pulled records
+// (protocol/hub-render.ts). Imported by pending-message.ts; covered by test/node/hub-format.test.ts and
+// test/node/hub-render.test.ts (both paths).
+import { forwardableHeaders, fromBase64, gatewayBody, hubSubpaths, parseEnvelope, renderHubMessage, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, HubPrefix } from "../../protocol/index.ts";
 
 export const AGENT_SUBPATH = "agentgram_inbox/agent";
@@ -18,68 +21,14 @@ function frameBytes(frame: DeliveryFrame): Uint8Array {
   return frame.encoding === "utf8" ? utf8(frame.body) : (fromBase64(frame.body) ?? new Uint8Array(0));
 }
 
-function text(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value);
-}
-
-/**
- * Who sent it, as the gateway sees it: the signed `from`. A display name is not signed in a2a/0.1, so
- * the relay does not carry one (anyone could claim to be "Alice"). Room messages arrive through the
- * hub's webhook as its own flat text, never as envelopes here: an inbox only takes envelopes to itself.
- */
-export function senderLabel(envelope: Envelope): string {
-  return envelope.from;
-}
-
-/** The flat text the hub puts in `message` (or the wake `text`). */
-export function flatText(envelope: Envelope): string {
-  const who = senderLabel(envelope);
-  const p = envelope.payload;
-  switch (envelope.type) {
-    case "message":
-      return `${who} says: ${text(p.text ?? p)}`;
-    case "result":
-      return `${who} sent the result for your message ${envelope.reply_to}: ${text(p.text ?? p)}`;
-    case "error": {
-      const error = (p.error ?? {}) as { code?: unknown; message?: unknown };
-      return `${who} could not handle your message ${envelope.reply_to}: ${String(error.code ?? "ERROR")}: ${String(error.message ?? "")}`.trimEnd();
-    }
-    case "ack":
-      return `${who} received your message ${envelope.reply_to}`;
-    case "contact_request":
-      return `${who} wants to add you as a contact${p.text ? `: ${text(p.text)}` : ""}`;
-    case "contact_request_response":
-      return `${who} ${p.accepted === false || p.state === "rejected" ? "declined" : "accepted"} your contact request`;
-    case "contact_removed":
-      return `${who} removed you from their contacts`;
-    case "system":
-      return text(p.text ?? p);
-  }
-}
-
-const WAKE_TYPES: ReadonlySet<string> = new Set(["contact_request", "contact_request_response", "contact_removed"]);
-
-function json(value: unknown): Uint8Array {
-  return utf8(JSON.stringify(value));
-}
-
 /**
  * The gateway request for a delivered envelope: /agent for messages and receipts, /wake for contacts,
  * under the prefix the inbox's hub uses (the relay says which in `ready`), so one pair of mappings serves.
+ * The sender is named by its signed id alone: a display name is not signed, so the relay carries none.
  */
 export function envelopeRequest(envelope: Envelope, prefix: HubPrefix = "agentgram"): GatewayRequest {
-  const subpaths = hubSubpaths(prefix);
-  const message = flatText(envelope);
-  const sessionKey = `agentline:${envelope.from}`;
-  if (WAKE_TYPES.has(envelope.type)) {
-    // The hub's code sends `body`, its guide says `text`; the built-in /wake needs `text`. Send both.
-    return { subpath: subpaths.wake, contentType: "application/json", body: json({ text: message, body: message, mode: "now", sessionKey }) };
-  }
-  return {
-    subpath: subpaths.agent,
-    contentType: "application/json",
-    body: json({ message, name: senderLabel(envelope), channel: "last", sessionKey }),
-  };
+  const rendered = renderHubMessage(envelope);
+  return { subpath: hubSubpaths(prefix)[rendered.leaf], contentType: "application/json", body: utf8(JSON.stringify(gatewayBody(rendered))) };
 }
 
 /** The envelope an envelope frame carries; null for hook frames. */

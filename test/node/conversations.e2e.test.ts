@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { conversationOf } from "../../local-agent/delivery/conversation.ts";
 import { relayFixture, postHook, waitUntil } from "../support/node/stack.ts";
+import { hubSessionKey, parseEnvelope, pulledRecordBody, readPulledRecord } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 
 const fixture = relayFixture();
@@ -20,15 +21,28 @@ function parsed(body: Buffer): { sender: string; n: number } {
 }
 
 describe("conversations", () => {
-  it("the conversation key: the hub's sessionKey, an envelope's sender as the hub would key it, else the sub-path", () => {
+  it("the conversation key: the hub's sessionKey, an envelope's as the hub would key it, a forwarded source, else the sub-path", () => {
     const frame = (body: string, subpath: string, contentType = "application/json"): DeliveryFrame =>
       ({ type: "message", kind: "hook", id: 1, subpath, content_type: contentType, encoding: "utf8", body, received_at: 0, expires_at: 0 }) as DeliveryFrame;
-    expect(conversationOf(frame(hubBody("ag_aaaaaaaaaaaa", 1), "agentgram_inbox/agent"), null)).toBe("session:agentline:ag_aaaaaaaaaaaa");
+    expect(conversationOf(frame(hubBody("ag_aaaaaaaaaaaa", 1), "agentgram_inbox/agent"), null)).toBe("agentline:ag_aaaaaaaaaaaa");
     expect(conversationOf(frame('{"message":"x"}', "github/push"), null)).toBe("subpath:github/push");
     expect(conversationOf(frame("not json", "a/b", "text/plain"), null)).toBe("subpath:a/b");
     expect(conversationOf(frame('{"sessionKey": 7}', "a/b"), null)).toBe("subpath:a/b");
-    const envelope = { from: "ag_aaaaaaaaaaaa" } as Parameters<typeof conversationOf>[1];
-    expect(conversationOf(frame("{}", ""), envelope)).toBe("session:agentline:ag_aaaaaaaaaaaa");
+    const forwarded = { ...frame(hubBody("ag_aaaaaaaaaaaa", 1), "sources/gh"), forward: { source: "gh" } } as DeliveryFrame;
+    expect(conversationOf(forwarded, null)).toBe("forward:gh");
+    const envelope = { from: "ag_aaaaaaaaaaaa", to: "ag_bbbbbbbbbbbb", type: "message" } as Parameters<typeof conversationOf>[1];
+    expect(conversationOf(frame("{}", ""), envelope)).toBe(hubSessionKey("rm_dm_ag_aaaaaaaaaaaa_ag_bbbbbbbbbbbb", null));
+  });
+
+  it("regression: a sender's direct envelope and the hub's body for its next message are one conversation (were agentline:<sender> and the room's key)", () => {
+    const envelope = { v: "a2a/0.1", msg_id: "m1", ts: 1, from: "ag_aaaaaaaaaaaa", to: "ag_bbbbbbbbbbbb", type: "message", reply_to: null, ttl_sec: 60, payload: { text: "direct" }, payload_hash: "sha256:0", sig: { alg: "ed25519", key_id: "k_1", value: "" } };
+    const record = readPulledRecord({ hub_msg_id: "h_1", text: "via the hub", room_id: "rm_dm_ag_aaaaaaaaaaaa_ag_bbbbbbbbbbbb", room_member_count: 2, topic: null, mentioned: true })!;
+    const { leaf, body } = pulledRecordBody(record, parseEnvelope({ ...envelope, msg_id: "m2" }), "signature", null);
+    const frame = (kind: "hook" | "envelope", subpath: string | null, value: unknown): DeliveryFrame =>
+      ({ type: "message", kind, id: 1, subpath, content_type: "application/json", encoding: "utf8", body: JSON.stringify(value), received_at: 0, expires_at: 0 });
+    const sentDirect = frame("envelope", null, envelope);
+    const pulled = frame("hook", `agentgram_inbox/${leaf}`, body);
+    expect(conversationOf(pulled, null)).toBe(conversationOf(sentDirect, parseEnvelope(envelope)));
   });
 
   it("a message retrying for seconds holds up only its own conversation", async () => {

@@ -77,7 +77,7 @@ describe("search and delegate", () => {
     expect(second.body).toMatchObject({ success: true, task_id: taskId, response: 'Reply 2: I have heard "Weather in Paris?", "And tomorrow?"' });
     // The relay's acks of the tasks reached A's inbox too, but were not passed on to A's gateway.
     await waitUntil("A to take its acks", () => requester.status().delivery.queued === 0);
-    expect(gateways[1]!.received.filter((r) => r.body.toString().includes("received your message"))).toEqual([]);
+    expect(gateways[1]!.received.filter((r) => r.body.toString().includes("acknowledged your message"))).toEqual([]);
     // The target's gateway ran both in one session, keyed by requester and task.
     expect(gateways[0]!.conversations.get(`clawrelay:${requesterHome.settings.agent_id}:${taskId}`)).toEqual(["Weather in Paris?", "And tomorrow?"]);
   });

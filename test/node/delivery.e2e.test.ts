@@ -1,7 +1,7 @@
 // End to end on the real relay: hook bodies and signed envelopes reach the gateway byte-exact or as
 // the hub would format them, in order, once each, with a stable Idempotency-Key per message.
 import { describe, expect, it } from "vitest";
-import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
+import { draftEnvelope, hubSessionKey, signEnvelope } from "../../protocol/index.ts";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { idempotencyKeyFor } from "../../local-agent/delivery/delivery.ts";
 import { identityFromPrivateKey } from "../../local-agent/identity.ts";
@@ -75,7 +75,8 @@ describe("relay → local agent → gateway", () => {
       message: `${home.settings.agent_id} says: Hi Bob!`,
       name: home.settings.agent_id,
       channel: "last",
-      sessionKey: `agentline:${home.settings.agent_id}`,
+      // The hub's key for the DM room of sender and receiver (here the same agent).
+      sessionKey: hubSessionKey(`rm_dm_${home.settings.agent_id}_${home.settings.agent_id}`, null),
     });
   });
 

@@ -1,9 +1,11 @@
 // What the agent posts to the gateway for each delivered frame: hook bodies byte for byte, envelopes
-// as the hub's webhook would have formatted them (docs/openclaw-setup.md, "The mappings").
+// as the hub's webhook would have formatted them (docs/openclaw-setup.md, "The mappings"), through the
+// renderer the relay uses too (protocol/hub-render.ts; every type against the hub's recorded texts in
+// test/protocol/hub-render.test.ts).
 import { describe, expect, it } from "vitest";
-import { toBase64, utf8 } from "../../protocol/index.ts";
+import { hubSessionKey, toBase64, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, EnvelopeType } from "../../protocol/index.ts";
-import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, flatText, gatewayRequestFor } from "../../local-agent/delivery/hub-format.ts";
+import { AGENT_SUBPATH, WAKE_SUBPATH, envelopeRequest, gatewayRequestFor } from "../../local-agent/delivery/hub-format.ts";
 
 function hookFrame(body: string, encoding: "utf8" | "base64", subpath: string | null, contentType = "application/json"): DeliveryFrame {
   return { type: "message", id: 1, kind: "hook", subpath, content_type: contentType, body, encoding, received_at: 0, expires_at: 0 };
@@ -43,12 +45,20 @@ describe("hook frames", () => {
   });
 });
 
+const DM_KEY = hubSessionKey("rm_dm_ag_me_ag_x", null);
+const DEFAULT_KEY = hubSessionKey(null, null);
+
 describe("message envelopes", () => {
-  it("become the hub's /agent body", () => {
+  it("become the hub's /agent body, in the session of the sender's DM room", () => {
     const request = gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" })));
     expect(request.subpath).toBe(AGENT_SUBPATH);
     expect(request.contentType).toBe("application/json");
-    expect(decode(request.body)).toEqual({ message: "ag_x says: Hi", name: "ag_x", channel: "last", sessionKey: "agentline:ag_x" });
+    expect(decode(request.body)).toEqual({ message: "ag_x says: Hi", name: "ag_x", channel: "last", sessionKey: DM_KEY });
+  });
+
+  it("go under the prefix the inbox's hub uses", () => {
+    expect(gatewayRequestFor(envelopeFrame(envelope("message", { text: "Hi" })), undefined, "botcord").subpath).toBe("botcord_inbox/agent");
+    expect(envelopeRequest(envelope("contact_removed", {}), "botcord").subpath).toBe("botcord_inbox/wake");
   });
 
   it("regression: name the sender by its signed id only, whatever unsigned name an envelope carried", () => {
@@ -60,48 +70,37 @@ describe("message envelopes", () => {
   });
 });
 
-describe("contact envelopes go to /wake", () => {
+describe("contact envelopes go to /wake, in the hub's default session", () => {
   it.each([
-    ["contact_request", { text: "let's talk" }, "ag_x wants to add you as a contact: let's talk"],
-    ["contact_request_response", { accepted: true }, "ag_x accepted your contact request"],
-    ["contact_request_response", { accepted: false }, "ag_x declined your contact request"],
-    ["contact_removed", {}, "ag_x removed you from their contacts"],
+    ["contact_request", { message: "let's talk" }, 'ag_x sent you a contact request. Message: "let\'s talk"'],
+    ["contact_request", {}, "ag_x sent you a contact request."],
+    ["contact_request_response", { state: "accepted", request_id: 1 }, "ag_x accepted your contact request. You are now contacts. (request_id: 1)"],
+    ["contact_request_response", { state: "rejected" }, "ag_x rejected your contact request."],
+    ["contact_removed", {}, "ag_x removed you from their contacts."],
   ] as const)("%s %j", (type, payload, text) => {
     const request = envelopeRequest(envelope(type, payload));
     expect(request.subpath).toBe(WAKE_SUBPATH);
-    expect(decode(request.body)).toEqual({ text, body: text, mode: "now", sessionKey: "agentline:ag_x" });
+    expect(decode(request.body)).toEqual({ text, body: text, mode: "now", sessionKey: DEFAULT_KEY });
   });
 
-  it("a contact request without text has no trailing colon", () => {
-    expect(flatText(envelope("contact_request", {}))).toBe("ag_x wants to add you as a contact");
+  it("regression: a contact request's words are kept (the hub writes them in payload.message, not text)", () => {
+    expect(decode(envelopeRequest(envelope("contact_request", { message: "hi, Alice here" })).body).text).toContain("hi, Alice here");
   });
 });
 
-describe("receipts and system messages go to /agent with readable text", () => {
-  it("result", () => {
-    const request = envelopeRequest(envelope("result", { text: "done" }));
+describe("receipts go to /agent in the DM room's session, with the hub's text", () => {
+  it.each([
+    ["result", { text: "done" }, 'Result from ag_x: {"text": "done"}'],
+    ["error", { error: { code: "BLOCKED", message: "not in contacts" } }, "Error from ag_x: BLOCKED: not in contacts"],
+    ["ack", {}, "ag_x acknowledged your message m-1."],
+  ] as const)("%s", (type, payload, text) => {
+    const request = envelopeRequest(envelope(type, payload));
     expect(request.subpath).toBe(AGENT_SUBPATH);
-    expect(decode(request.body).message).toBe("ag_x sent the result for your message m-1: done");
+    expect(decode(request.body)).toEqual({ message: text, name: "ag_x", channel: "last", sessionKey: DM_KEY });
   });
 
-  it("result with a non-text payload is shown as JSON", () => {
-    expect(flatText(envelope("result", { score: 3 }))).toBe('ag_x sent the result for your message m-1: {"score":3}');
-  });
-
-  it("error", () => {
-    expect(flatText(envelope("error", { error: { code: "BLOCKED", message: "not in contacts" } }))).toBe(
-      "ag_x could not handle your message m-1: BLOCKED: not in contacts",
-    );
-    expect(flatText(envelope("error", {}))).toBe("ag_x could not handle your message m-1: ERROR:");
-  });
-
-  it("ack", () => {
-    expect(flatText(envelope("ack", {}))).toBe("ag_x received your message m-1");
-  });
-
-  it("system", () => {
+  it("the hub's own system message is in its default session", () => {
     const sys = { ...envelope("system", { text: "Maintenance at 02:00" }), from: "hub" };
-    expect(flatText(sys)).toBe("Maintenance at 02:00");
-    expect(envelopeRequest(sys).subpath).toBe(AGENT_SUBPATH);
+    expect(decode(envelopeRequest(sys).body)).toEqual({ message: '[system] from hub: {"text": "Maintenance at 02:00"}', name: "hub", channel: "last", sessionKey: DEFAULT_KEY });
   });
 });

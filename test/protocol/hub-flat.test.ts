@@ -23,20 +23,20 @@ const BOB = "ag_3659fcd334a9";
 const DM = `rm_dm_${BOB}_${ALICE}`;
 
 describe("the hub's session key", () => {
-  it("is botcord:UUIDv5(UUIDv5(DNS, 'botcord'), room[:topic]) — the values Python's uuid module gives", async () => {
-    expect(await uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "botcord")).toBe(BOTCORD_SESSION_NAMESPACE);
-    expect(await hubSessionKey(DM, null)).toBe("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193");
-    expect(await hubSessionKey(null, null)).toBe("botcord:4df4f28c-26a6-57e0-9ff4-34f0f41c3242");
-    expect(await hubSessionKey("rm_x", "topic é")).toBe("botcord:b9424f02-e505-52f8-8e5e-73f51e2978a5");
+  it("is botcord:UUIDv5(UUIDv5(DNS, 'botcord'), room[:topic]) — the values Python's uuid module gives", () => {
+    expect(uuidV5("6ba7b810-9dad-11d1-80b4-00c04fd430c8", "botcord")).toBe(BOTCORD_SESSION_NAMESPACE);
+    expect(hubSessionKey(DM, null)).toBe("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193");
+    expect(hubSessionKey(null, null)).toBe("botcord:4df4f28c-26a6-57e0-9ff4-34f0f41c3242");
+    expect(hubSessionKey("rm_x", "topic é")).toBe("botcord:b9424f02-e505-52f8-8e5e-73f51e2978a5");
   });
 
-  it("names a room in the hub's form or Agentline's, and says nothing for another namespace", async () => {
-    expect(await sessionKeyNamesRoom("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193", DM, null)).toBe(true);
-    expect(await sessionKeyNamesRoom("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193", "rm_other", null)).toBe(false);
-    expect(await sessionKeyNamesRoom(`agentline:${DM}`, DM, null)).toBe(true);
-    expect(await sessionKeyNamesRoom("agentline:rm_other", DM, null)).toBe(false);
-    expect(await sessionKeyNamesRoom(`agentline:${ALICE}`, DM, null)).toBeNull();
-    expect(await sessionKeyNamesRoom("hook:whatever", DM, null)).toBeNull();
+  it("names a room in the hub's form or Agentline's, and says nothing for another namespace", () => {
+    expect(sessionKeyNamesRoom("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193", DM, null)).toBe(true);
+    expect(sessionKeyNamesRoom("botcord:a4699e1c-e78b-520c-8fce-e66b7b492193", "rm_other", null)).toBe(false);
+    expect(sessionKeyNamesRoom(`agentline:${DM}`, DM, null)).toBe(true);
+    expect(sessionKeyNamesRoom("agentline:rm_other", DM, null)).toBe(false);
+    expect(sessionKeyNamesRoom(`agentline:${ALICE}`, DM, null)).toBeNull();
+    expect(sessionKeyNamesRoom("hook:whatever", DM, null)).toBeNull();
   });
 });
 
@@ -102,31 +102,31 @@ describe("the body written for a pulled record", () => {
     my_role: "member", my_can_send: true, topic: "plan", topic_id: "tp_1", goal: null, mentioned: true, source_type: "agent", source_user_name: null,
   })!;
 
-  it("is the webhook-era /agent body with the room's session key, plus the record's ids, room and topic", async () => {
-    const { leaf, body: out } = await pulledRecordBody(record, signed, "signature", null);
+  it("is the webhook-era /agent body with the room's session key, plus the record's ids, room and topic", () => {
+    const { leaf, body: out } = pulledRecordBody(record, signed, "signature", null);
     expect(leaf).toBe("agent");
     expect(out).toEqual({
       message: `【Topic: plan | ID: tp_1】\n${ALICE} says: hi bob`,
       name: ALICE,
       channel: "last",
-      sessionKey: await hubSessionKey(DM, "plan"),
+      sessionKey: hubSessionKey(DM, "plan"),
       hub_msg_id: "h_1", msg_id: "m2", from: ALICE, type: "message", room_id: DM, room_name: "DM", topic: "plan", topic_id: "tp_1", goal: null,
       source_type: "agent", source_user_name: null, verified_by: "signature",
     });
   });
 
-  it("names a dashboard user by the name the hub gives, marked as vouched for by the hub", async () => {
+  it("names a dashboard user by the name the hub gives, marked as vouched for by the hub", () => {
     const human = parseEnvelope({ ...signed, from: "hu_0123", v: "a2a/0.1", sig: { alg: "ed25519", key_id: "hub", value: "" } });
-    const { body: out } = await pulledRecordBody({ ...record, source_type: "dashboard_user_chat", source_user_name: "Carol" }, human, "hub", null);
+    const { body: out } = pulledRecordBody({ ...record, source_type: "dashboard_user_chat", source_user_name: "Carol" }, human, "hub", null);
     expect([out.name, out.verified_by, out.message]).toEqual(["Carol (hu_0123)", "hub", "【Topic: plan | ID: tp_1】\nCarol (hu_0123) says: hi bob"]);
   });
 
-  it("goes to /wake for contact requests, with the text under both names the gateway and the hub use", async () => {
+  it("goes to /wake for contact requests, with the text under both names the gateway and the hub use", () => {
     const request = parseEnvelope({ ...signed, v: "a2a/0.1", type: "contact_request", payload: { message: "let's talk" } });
-    const { leaf, body: out } = await pulledRecordBody({ ...record, topic: null, topic_id: null, room_id: null }, request, "signature", null);
+    const { leaf, body: out } = pulledRecordBody({ ...record, topic: null, topic_id: null, room_id: null }, request, "signature", null);
     expect(leaf).toBe("wake");
     expect(out.text).toBe(`${ALICE} sent you a contact request. Message: "let's talk"`);
     expect(out.body).toBe(out.text);
-    expect(out.sessionKey).toBe(await hubSessionKey(null, null));
+    expect(out.sessionKey).toBe(hubSessionKey(null, null));
   });
 });

@@ -103,7 +103,7 @@ async function claimFor(claims: BridgeClaim[], envelope: Envelope, record: HubRe
     // A held copy is released only by a record with its very text: sender and room are not enough.
     if (claim.held && !exact) continue;
     // A key that names a room must name this one; one that names none (another namespace) is no help.
-    const names = await sessionKeyNamesRoom(claim.session_key, room, topic);
+    const names = sessionKeyNamesRoom(claim.session_key, room, topic);
     if (names === true || (names === null && exact)) return claim;
   }
   return undefined;

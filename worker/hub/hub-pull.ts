@@ -77,7 +77,7 @@ async function storePulled(host: PullHost, raw: HubRecord, nowMs: number): Promi
     const record = readPulledRecord(raw)!;
     const pulled = await pulledEnvelope(raw.envelope);
     envelope = pulled.envelope;
-    const { leaf, body } = await pulledRecordBody(record, pulled.envelope, pulled.unsigned ? "hub" : "signature", mentionsOf(raw.envelope));
+    const { leaf, body } = pulledRecordBody(record, pulled.envelope, pulled.unsigned ? "hub" : "signature", mentionsOf(raw.envelope));
     flat = { body: utf8(JSON.stringify(body)), subpath: hubSubpaths(prefix)[leaf] };
     await acceptEnvelope(ctx, pulled.envelope, { via: "hub", room: record.room_id, vouched: pulled.unsigned, stored: flat, receiptAfterMs: RECEIPT_AFTER_ACK_MS });
     return true;
