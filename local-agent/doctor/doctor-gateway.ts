@@ -1,6 +1,7 @@
 // doctor's checks of the OpenClaw gateway: what openclaw.json says and what the running gateway
-// answers (docs/openclaw-setup.md). Each check is OK/WARN/FAIL with the exact fix.
-import { HUB_PREFIXES, hubSubpaths } from "../../protocol/index.ts";
+// answers (docs/openclaw-setup.md). Each check is OK/WARN/FAIL with the exact fix. Covered by
+// test/node/doctor-gateway.e2e.test.ts and session-key-prefixes.test.ts.
+import { HUB_PREFIXES, HUB_SESSION_KEY_PREFIXES, hubSubpaths } from "../../protocol/index.ts";
 import type { HubPrefix } from "../../protocol/index.ts";
 import type { GatewaySettings, HookMapping } from "../gateway/openclaw-config.ts";
 import { PROBE_BODY, PROBE_SUBPATH } from "../delivery/gateway-response.ts";
@@ -93,25 +94,41 @@ function mappingChecks(paths: string[], chosen: HubPrefix | undefined, add: AddC
   return preferred;
 }
 
-/** The session key every hub message carries: agentline:<sender's ag_ id>. */
-export const SENDER_SESSION_PREFIX = "agentline:";
+/**
+ * Whether the gateway lets a session key with this prefix through: it lower-cases the allowed prefixes
+ * and the key and tests startsWith (OpenClaw's hooks.ts isSessionKeyAllowedByPrefix); no list allows all.
+ */
+function prefixAllowed(prefix: string, allowed: readonly string[] | null): boolean {
+  return allowed === null || allowed.some((a) => a.trim() !== "" && prefix.toLowerCase().startsWith(a.trim().toLowerCase()));
+}
 
 /**
- * Per-sender sessions: the hub sends `sessionKey: "agentline:<sender>"`; the gateway uses it only when
- * the mapping passes it on and hooks allow request session keys with that prefix. Otherwise every
- * message opens a fresh session (nothing breaks, but no conversation has a memory).
+ * Per-sender sessions: every hub message carries the hub's `sessionKey` (botcord:<uuid of its room>, or
+ * Agentline's agentline:<room>, HUB_SESSION_KEY_PREFIXES); the gateway uses it only when the mapping
+ * passes it on and hooks allow request session keys with those prefixes. Without the mapping line every
+ * message opens a fresh session (nothing breaks, no conversation has a memory): WARN. With it, the
+ * gateway refuses every key it does not allow (400 "sessionKey is disabled…", "sessionKey must start
+ * with one of…"), and the agent shelves those messages: FAIL. Exported for
+ * test/node/session-key-prefixes.test.ts, which holds this advice to docs/openclaw-setup.md.
  */
-function sessionChecks(gateway: GatewaySettings, prefix: HubPrefix, add: AddCheck): void {
+export function sessionChecks(gateway: GatewaySettings, prefix: HubPrefix, add: AddCheck): void {
   const agentPath = hubSubpaths(prefix).agent;
   const mapping: HookMapping | undefined = gateway.mappings.find((m) => m.path === agentPath);
   if (!mapping) return;
+  const passesKey = mapping.sessionKey?.includes("{{sessionKey}}") === true;
   const missing: string[] = [];
-  if (!mapping.sessionKey?.includes("{{sessionKey}}")) missing.push(`on the ${agentPath} mapping: "sessionKey": "{{sessionKey}}"`);
+  if (!passesKey) missing.push(`on the ${agentPath} mapping: "sessionKey": "{{sessionKey}}"`);
   if (!gateway.allowRequestSessionKey) missing.push(`in "hooks": "allowRequestSessionKey": true`);
   const prefixes = gateway.allowedSessionKeyPrefixes;
-  if (prefixes && !prefixes.some((p) => SENDER_SESSION_PREFIX.startsWith(p))) missing.push(`in "hooks": "allowedSessionKeyPrefixes": [${[...prefixes, SENDER_SESSION_PREFIX].map((p) => JSON.stringify(p)).join(", ")}]`);
-  if (missing.length === 0) add("OK", "per-sender sessions: each sender's messages continue one session (sessionKey agentline:<sender>)");
-  else add("WARN", "per-sender sessions are off: every message from the hub opens a fresh session", `add ${missing.join("; and ")}`);
+  const refused = HUB_SESSION_KEY_PREFIXES.filter((p) => !prefixAllowed(p, prefixes));
+  if (prefixes && refused.length > 0) missing.push(`in "hooks": "allowedSessionKeyPrefixes": [${[...prefixes, ...refused].map((p) => JSON.stringify(p)).join(", ")}]`);
+  const fix = `add ${missing.join("; and ")}`;
+  if (missing.length === 0) add("OK", `per-sender sessions: each sender's messages continue one session (the hub's sessionKey: ${HUB_SESSION_KEY_PREFIXES.join(" or ")})`);
+  else if (!passesKey) add("WARN", "per-sender sessions are off: every message from the hub opens a fresh session", fix);
+  else {
+    const which = gateway.allowRequestSessionKey ? `keys starting with ${refused.map((p) => JSON.stringify(p)).join(" or ")}` : "every key (allowRequestSessionKey is off)";
+    add("FAIL", `the ${agentPath} mapping passes the hub's sessionKey, but the gateway refuses ${which}: those messages are shelved`, fix);
+  }
 }
 
 /** Everything doctor checks about the gateway, given the settings the agent would use. */

@@ -40,13 +40,19 @@ describe("doctor talks to the gateway", () => {
     expect(sessions.fix).toBe('fix: add on the agentgram_inbox/agent mapping: "sessionKey": "{{sessionKey}}"; and in "hooks": "allowRequestSessionKey": true');
   });
 
-  it("per-sender sessions set up as docs/openclaw-setup.md shows: OK; a prefix list without agentline: is named", async () => {
+  it("per-sender sessions set up as docs/openclaw-setup.md shows: OK; a prefix list that would refuse the hub's keys is a FAIL naming them", async () => {
     const { home } = await fixture.setUp();
     const path = home.env.OPENCLAW_CONFIG_PATH;
     edit(path, (t) => t.replace('messageTemplate: "[Agentline] {{message}}" }', 'messageTemplate: "[Agentline] {{message}}", sessionKey: "{{sessionKey}}" }').replace("enabled: true,\n    token", 'enabled: true,\n    allowRequestSessionKey: true,\n    allowedSessionKeyPrefixes: ["hook:"],\n    token'));
     const narrow = await runCli(["doctor"], home.env);
-    expect(check(narrow.stdout, "[WARN] per-sender sessions are off").fix).toBe('fix: add in "hooks": "allowedSessionKeyPrefixes": ["hook:", "agentline:"]');
+    expect(narrow.code).toBe(1);
+    const refused = check(narrow.stdout, "[FAIL] the agentgram_inbox/agent mapping passes the hub's sessionKey");
+    expect(refused.line).toBe("[FAIL] the agentgram_inbox/agent mapping passes the hub's sessionKey, but the gateway refuses keys starting with \"botcord:\" or \"agentline:\": those messages are shelved");
+    expect(refused.fix).toBe('fix: add in "hooks": "allowedSessionKeyPrefixes": ["hook:", "botcord:", "agentline:"]');
+    // The list of earlier versions of the docs: the renderer's botcord: keys would be refused.
     edit(path, (t) => t.replace('["hook:"]', '["agentline:", "hook:"]'));
+    expect(check((await runCli(["doctor"], home.env)).stdout, "[FAIL] the agentgram_inbox/agent mapping").fix).toBe('fix: add in "hooks": "allowedSessionKeyPrefixes": ["agentline:", "hook:", "botcord:"]');
+    edit(path, (t) => t.replace('["agentline:", "hook:"]', '["botcord:", "agentline:", "hook:"]'));
     expect((await runCli(["doctor"], home.env)).stdout).toContain("[OK] per-sender sessions: each sender's messages continue one session");
   });
 

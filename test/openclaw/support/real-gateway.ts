@@ -72,7 +72,7 @@ export function gatewayConfig(port: number, authToken: string, hooksToken: strin
       token: hooksToken,
       path: "/hooks",
       allowRequestSessionKey: true,
-      allowedSessionKeyPrefixes: ["agentline:", "hook:"],
+      allowedSessionKeyPrefixes: ["botcord:", "agentline:", "hook:"],
       mappings: [
         {
           match: { path: "agentgram_inbox/agent" },
