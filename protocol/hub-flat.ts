@@ -99,7 +99,7 @@ export type SenderCheck = "signature" | "hub";
  * the topic's id, the goal, the body it rendered, the display name of a dashboard user, mentions (from the
  * raw envelope: no a2a version signs them) and whether this agent is among them.
  */
-export function pulledContext(record: PulledHubRecord, envelope: Envelope, mentions: readonly string[] | null): HubContext {
+function pulledContext(record: PulledHubRecord, envelope: Envelope, mentions: readonly string[] | null): HubContext {
   const room: HubRoom | null =
     record.room_id && record.room_member_count !== null
       ? { id: record.room_id, name: record.room_name, memberCount: record.room_member_count, memberNames: record.room_member_names ?? [], myRole: record.my_role, myCanSend: record.my_can_send }
