@@ -75,6 +75,16 @@ describe("BotCord credentials: reading", () => {
     expect(await readBotcordCredentials(path)).toMatchObject({ hubUrl: "https://hub.example", token: { token: "t", expiresAtMs: 1_900_000_000_000 }, identity: { keyId: "k_snake" } });
   });
 
+  it("a token saved without an expiry: the JWT's exp; without that, no token to use (its age cannot be told)", async () => {
+    const root = await botcordHome();
+    const claims = Buffer.from(JSON.stringify({ agent_id: "ag_x", exp: 1_900_000_123 })).toString("base64url");
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.${claims}.c2ln`;
+    const withExp = botcordFile(root, await newIdentity(), { token: jwt, tokenExpiresAt: undefined });
+    expect((await readBotcordCredentials(withExp)).token).toEqual({ token: jwt, expiresAtMs: 1_900_000_123_000 });
+    const opaque = botcordFile(root, await newIdentity(), { token: "opaque", tokenExpiresAt: undefined });
+    expect((await readBotcordCredentials(opaque)).token).toBeNull();
+  });
+
   it("refuses a file whose agentId or publicKey does not match its key, or that has no keyId", async () => {
     const root = await botcordHome();
     const identity = await newIdentity();
