@@ -28,6 +28,7 @@ export async function postHubReceipt(hub: HubClient, receiptJson: string): Promi
   try {
     answer = await hub.call("POST", "/hub/receipt", { bodyJson: receiptJson, read: "text" });
   } catch (err) {
+    // No answer before the deadline: the receipt stays queued for the next try, the reason beside it.
     return { outcome: "retry", status: 0, detail: (err as Error).message };
   }
   if (isHubSuccess(answer)) return { outcome: "accepted", status: answer.status, detail: "" };

@@ -47,8 +47,9 @@ export async function lookupHubKey(hub: HubClient, agentId: string, keyId: strin
   try {
     answer = await hub.call("GET", path);
   } catch (err) {
-    const status = err instanceof HubCallError ? err.hubStatus : 0;
-    throw new HubCallError(status, "key_lookup_failed", `could not reach the hub at ${hub.url} to look up key ${keyId}; retry later`);
+    // Only no answer becomes the intake's code; anything else a client throws is its own failure.
+    if (!(err instanceof HubCallError)) throw err;
+    throw new HubCallError(err.hubStatus, "key_lookup_failed", `could not reach the hub at ${hub.url} to look up key ${keyId}; retry later`);
   }
   if (answer.status === 404) return null;
   const data = answer.status >= 200 && answer.status <= 299 ? answer.body : {};
