@@ -5,10 +5,11 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { keptHubToken } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { expiryLike, updateJsonFile } from "./credentials-file.ts";
 import type { CredentialsFileFields } from "./credentials-file.ts";
-import { instantMs } from "./hub-client.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 
@@ -72,16 +73,15 @@ function fileFields(data: Record<string, unknown>, path: string): AgentlineFile 
   return {
     hubUrl: typeof data.hub_url === "string" ? data.hub_url : null,
     displayName: typeof data.display_name === "string" ? data.display_name : null,
-    token: typeof data.token === "string" && data.token !== "" ? data.token : null,
-    tokenExpiresAt: instantMs(data.token_expires_at),
+    token: keptHubToken(data.token, data.token_expires_at),
     path,
   };
 }
 
 /** Sets token and token_expires_at (in the unit the file already uses); every other field is kept. */
-export function writeAgentlineToken(path: string, token: string, expiresAtSec: number): void {
+export function writeAgentlineToken(path: string, token: HubToken): void {
   updateJsonFile(path, "agentline_identity_invalid", (data) => {
-    data.token = token;
-    data.token_expires_at = expiryLike(data.token_expires_at, expiresAtSec);
+    data.token = token.token;
+    data.token_expires_at = expiryLike(data.token_expires_at, token);
   });
 }

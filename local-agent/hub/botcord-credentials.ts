@@ -8,13 +8,13 @@
 import { existsSync, readdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { isAgentId } from "../../protocol/index.ts";
+import { expiresAtSec, isAgentId, keptHubToken } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 import { readJsonObject, updateJsonFile } from "./credentials-file.ts";
 import type { CredentialsFileFields } from "./credentials-file.ts";
-import { instantMs } from "./hub-client.ts";
 
 /** BotCord's default hub (cli/src/constants.ts), used when nothing else names one. */
 export const BOTCORD_DEFAULT_HUB = "https://api.botcord.chat";
@@ -90,22 +90,20 @@ export async function readBotcordCredentials(path: string): Promise<BotcordCrede
 }
 
 function fileFields(data: Record<string, unknown>, path: string): BotcordFile {
-  const expires = data.tokenExpiresAt ?? data.token_expires_at;
   return {
     hubUrl: text(data, "hubUrl", "hub_url", "hub")?.trim().replace(/\/+$/, "") ?? null,
     displayName: text(data, "displayName", "display_name"),
-    token: text(data, "token"),
-    tokenExpiresAt: instantMs(expires),
+    token: keptHubToken(text(data, "token"), data.tokenExpiresAt ?? data.token_expires_at),
     path: realpathSync(path),
   };
 }
 
 /** Sets token and tokenExpiresAt (unix seconds, as BotCord writes it); every other field is kept. */
-export function writeBotcordToken(path: string, token: string, expiresAtSec: number): void {
+export function writeBotcordToken(path: string, token: HubToken): void {
   updateJsonFile(path, INVALID, (data) => {
-    data.token = token;
-    data.tokenExpiresAt = expiresAtSec;
+    data.token = token.token;
+    data.tokenExpiresAt = expiresAtSec(token);
     // The snake_case twin, if the file has one, must not contradict the camelCase one.
-    if ("token_expires_at" in data) data.token_expires_at = expiresAtSec;
+    if ("token_expires_at" in data) data.token_expires_at = expiresAtSec(token);
   });
 }

@@ -7,15 +7,19 @@
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { expiresAtSec } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 
 /** What clawrelay reads of either client's file besides the key: the hub, the name and the token. */
 export interface CredentialsFileFields {
   hubUrl: string | null;
   displayName: string | null;
-  /** The hub JWT the client saved, and when it expires (ms since the epoch), if present. */
-  token: string | null;
-  tokenExpiresAt: number | null;
+  /**
+   * The hub JWT the client saved, with its expiry read from the file's own field and unit (else the
+   * JWT's exp); null when the file holds none, or one whose end cannot be told.
+   */
+  token: HubToken | null;
   /** The file itself (a symlink resolved): the one whose token is kept in step. */
   path: string;
 }
@@ -53,8 +57,8 @@ export function updateJsonFile(path: string, code: string, change: (data: Record
  * An expiry written in the unit the file already uses (ms, seconds or an ISO date), so the client that
  * owns the file reads it as it wrote it; seconds when the file has none yet.
  */
-export function expiryLike(previous: unknown, expiresAtSec: number): number | string {
-  if (typeof previous === "string" && previous !== "" && !/^\d+$/.test(previous)) return new Date(expiresAtSec * 1000).toISOString();
-  if (typeof previous === "number" && previous >= 1e12) return expiresAtSec * 1000;
-  return expiresAtSec;
+export function expiryLike(previous: unknown, token: HubToken): number | string {
+  if (typeof previous === "string" && previous !== "" && !/^\d+$/.test(previous)) return new Date(token.expiresAtMs).toISOString();
+  if (typeof previous === "number" && previous >= 1e12) return token.expiresAtMs;
+  return expiresAtSec(token);
 }

@@ -5,15 +5,12 @@
 // and the credentials file; the message policy. Imported by cli.ts; covered by
 // test/node/hub-link.test.ts and test/node/hub-bind.test.ts. Never prints the JWT, private keys or the
 // webhook token.
-import { isHubPrefix } from "../../protocol/index.ts";
-import type { HubPrefix } from "../../protocol/index.ts";
+import { addHubKey, isHubPrefix, lookupHubKey, verifyHubKey } from "../../protocol/index.ts";
+import type { HubClient, HubPrefix } from "../../protocol/index.ts";
 import { identityFromPrivateKey, newIdentity } from "../identity.ts";
 import { loadSettings, saveSettings } from "../settings.ts";
 import type { AgentSettings, HubMode } from "../settings.ts";
-import { addKey, historyPath, hubClient, lookupKey, verifyKey, when } from "./hub-client.ts";
-import type { HubClient } from "./hub-client.ts";
-import { endpointLines, registerEndpoint } from "./hub-endpoint.ts";
-import type { EndpointReport } from "./hub-endpoint.ts";
+import { agentHubClient, when } from "./hub-client.ts";
 import { settlePolicy } from "./hub-policy.ts";
 import type { HubSession } from "./hub-session.ts";
 import { sameHub } from "./linked-credentials.ts";
@@ -21,6 +18,8 @@ import { claimOnRelay, relayHubView } from "./relay-hub.ts";
 import type { RelayHubView } from "./relay-hub.ts";
 import { shareToken } from "./token-handoff.ts";
 import { sessionFor } from "./token-sources.ts";
+import { endpointLines, registerEndpoint } from "./webhook-era/hub-endpoint.ts";
+import type { EndpointReport } from "./webhook-era/hub-endpoint.ts";
 
 export interface HubLinkOptions {
   settingsPath: string;
@@ -66,7 +65,7 @@ const block = (lines: string[]) => [...lines.slice(0, 1), ...indent(lines.slice(
 async function ensureReceiptKey(hub: HubClient, session: HubSession, settings: AgentSettings, save: () => void): Promise<string> {
   const id = settings.agent_id;
   let receipt = await identityFromPrivateKey(settings.receipt_key.private_key, settings.receipt_key.key_id);
-  const known = await lookupKey(hub, id, receipt.keyId);
+  const known = await lookupHubKey(hub, id, receipt.keyId);
   if (known?.pubkey === receipt.publicKey && known.state === "active") return `${receipt.keyId} is already an active key of ${id} at the hub (reused)`;
   let note = "";
   if (known?.pubkey === receipt.publicKey && known.state === "revoked") {
@@ -74,8 +73,8 @@ async function ensureReceiptKey(hub: HubClient, session: HubSession, settings: A
     receipt = await newIdentity();
     note = ` (the old receipt key ${settings.receipt_key.key_id} was revoked at the hub, so a new one was made)`;
   }
-  const added = await addKey(session.client, id, receipt.publicKey);
-  await verifyKey(hub, id, added.keyId, added.challenge, await identityFromPrivateKey(receipt.privateKey, added.keyId));
+  const added = await addHubKey(session.client, id, receipt.publicKey);
+  await verifyHubKey(hub, id, added.keyId, added.challenge, await identityFromPrivateKey(receipt.privateKey, added.keyId));
   settings.receipt_key = { key_id: added.keyId, private_key: receipt.privateKey, public_key: receipt.publicKey };
   save();
   return `added as ${added.keyId} (the hub's id), its challenge signed by the receipt key: active; saved in the settings${note}`;
@@ -106,7 +105,7 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
   let mode: HubMode = toPull ? "pull" : (options.mode ?? "webhook");
   // A prefix the user set once is kept; otherwise the relay learns it (webhook) or uses botcord (pull).
   const chosen: HubPrefix | null = options.prefix ?? (settings.hub?.prefix_source === "set" ? settings.hub.prefix : null);
-  const hub = hubClient(settings.hub_url);
+  const hub = agentHubClient(settings.hub_url);
   const prefixWords = chosen ?? (mode === "pull" ? "the relay's default for pulling (botcord)" : "learned from the hub's probes");
   say(`Registering ${id} with the hub ${hub.url} (mode ${mode}, prefix ${prefixWords}); relay ${settings.relay_url}`);
 
@@ -126,9 +125,9 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
     note: (line) => say(`      ${line}`),
   });
   // History checks that the token is the agent's CURRENT one (a stale one answers 401: the next is tried).
-  await session.client.call("GET", `${historyPath}?limit=1`);
+  await session.client.call("GET", "/hub/history?limit=1");
   let token = await session.token();
-  say(`[1/7] hub token: from ${token.source}; valid until ${when(token.expiresAt)}`);
+  say(`[1/7] hub token: from ${token.source}; valid until ${when(token.expiresAtMs)}`);
   if (options.bind && !token.source.startsWith("claiming")) say(`      the bind code was not used: ${id} is at the hub already`);
   if (settings.key.key_id !== oldKeyId) say(`      the hub knows the main key as ${settings.key.key_id} (settings had ${oldKeyId}); saved — envelopes are signed with it`);
 
@@ -151,7 +150,7 @@ export async function registerWithHub(options: HubRegisterOptions): Promise<HubR
   let step4: string[];
   if (toPull) step4 = [`endpoint: skipped (${toPull}; the relay pulls from the hub's inbox)`];
   else {
-    const outcome = await registerEndpoint(session, settings, claim.hooksUrl);
+    const outcome = await registerEndpoint(session.client, settings, claim.hooksUrl);
     endpoint = outcome.endpoint;
     if ("noWebhooks" in outcome) {
       mode = "pull";

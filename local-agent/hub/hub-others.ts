@@ -7,8 +7,9 @@
 //   remembers, and a lease only once it is older than a pull would hold it — and worded "likely".
 // Pure apart from readHistory; used by hub-status.ts and doctor/doctor-hub.ts; covered by
 // test/node/hub-others.test.ts.
-import { instantMs, when } from "./hub-client.ts";
-import type { HubClient } from "./hub-client.ts";
+import { fetchHubHistory, instantMs } from "../../protocol/index.ts";
+import type { HubClient } from "../../protocol/index.ts";
+import { when } from "./hub-client.ts";
 import type { RelayHubView } from "./relay-hub.ts";
 
 export interface HistoryRecord {
@@ -36,21 +37,19 @@ const LEASE_GRACE_MS = 5 * 60_000;
 /** The relay remembers this many of its pulls (worker/hub/hub-pull.ts, RECENT_PULLED). */
 const RELAY_REMEMBERS = 50;
 
-/** GET /hub/history, newest first (no `after`), read defensively. */
-export async function readHistory(client: HubClient, limit = 100): Promise<HistoryRecord[]> {
-  const body = await client.json("GET", `/hub/history?limit=${limit}`);
-  const messages = Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : [];
-  return messages.flatMap((m) => {
-    if (typeof m.hub_msg_id !== "string") return [];
+/** The agent's newest 100 records at the hub (GET /hub/history), newest first as the hub lists them. */
+export async function readHistory(client: HubClient): Promise<HistoryRecord[]> {
+  const { messages } = await fetchHubHistory(client, null);
+  return messages.reverse().map((m) => {
     const envelope = typeof m.envelope === "object" && m.envelope !== null ? (m.envelope as Record<string, unknown>) : {};
-    return [{
+    return {
       hub_msg_id: m.hub_msg_id,
       to: typeof envelope.to === "string" ? envelope.to : null,
       from: typeof envelope.from === "string" ? envelope.from : null,
       room_id: typeof m.room_id === "string" ? m.room_id : null,
       state: typeof m.state === "string" ? m.state : "unknown",
       created_at: instantMs(m.created_at),
-    }];
+    };
   });
 }
 

@@ -1,8 +1,8 @@
 // The hub's message policy for the agent, as `hub register` (step 6) and `hub status` show it:
 // `contacts_only` explained with the request that opens it, and opened on --open. Used by hub-link.ts
 // and hub-status.ts; covered by test/node/hub-link.test.ts.
+import { HubCallError, openMessagePolicy, policyPath, readMessagePolicy } from "../../protocol/index.ts";
 import type { AgentSettings } from "../settings.ts";
-import { hubDetail, policyPath } from "./hub-client.ts";
 import type { HubSession } from "./hub-session.ts";
 
 export function policyLines(hubUrl: string, agentId: string, policy: string): string[] {
@@ -17,14 +17,15 @@ export function policyLines(hubUrl: string, agentId: string, policy: string): st
 
 /** Reads the policy, and opens it when asked. */
 export async function settlePolicy(session: HubSession, settings: AgentSettings, open: boolean): Promise<{ policy: string | null; lines: string[] }> {
-  const path = policyPath(settings.agent_id);
-  const answer = await session.client.call("GET", path);
-  if (answer.status < 200 || answer.status > 299 || typeof answer.body.message_policy !== "string") {
-    return { policy: null, lines: [`the hub does not report a message policy (GET ${path}: ${answer.status} ${hubDetail(answer)})`] };
+  let policy: string;
+  try {
+    policy = await readMessagePolicy(session.client, settings.agent_id);
+  } catch (err) {
+    // A hub without the route, or one that refuses it: registration goes on without it. No answer at all ends it.
+    if (!(err instanceof HubCallError) || err.code === "hub_unreachable") throw err;
+    return { policy: null, lines: [`the hub does not report a message policy (GET ${policyPath(settings.agent_id)}: ${err.hubStatus} ${err.detail || "no detail"})`] };
   }
-  const policy = answer.body.message_policy;
   if (policy !== "contacts_only" || !open) return { policy, lines: policyLines(settings.hub_url, settings.agent_id, policy) };
-  const opened = await session.client.json("PATCH", path, { body: { message_policy: "open" } });
-  const now = typeof opened.message_policy === "string" ? opened.message_policy : "open";
+  const now = await openMessagePolicy(session.client, settings.agent_id);
   return { policy: now, lines: [`message policy: was contacts_only, now ${now} (--open): anyone may message ${settings.agent_id}`] };
 }

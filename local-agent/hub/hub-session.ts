@@ -5,36 +5,29 @@
 // install claim, a refresh with the main key, or registration), and the caller hands that one to the
 // relay and the credentials file. Used by token-sources.ts; covered by test/node/hub-link.test.ts and
 // test/node/hub-bind.test.ts.
-import { decodeUtf8, fromBase64, isAgentId } from "../../protocol/index.ts";
+import { HubCallError, hubDetail, isAgentId, jwtClaims, refreshHubToken, tokenOfAnswer, verifyHubKey } from "../../protocol/index.ts";
+import type { HubClient } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { identityFromPrivateKey } from "../identity.ts";
 import type { Identity } from "../identity.ts";
-import { clientFrom, hubDetail, instantMs, refreshToken, registerAgent, verifyForToken } from "./hub-client.ts";
-import type { HubClient, HubToken } from "./hub-client.ts";
 import type { InstallClaim } from "./install-claim.ts";
+import { registerAgent } from "./webhook-era/open-registration.ts";
 
-/** The claims of a JWT, read without checking it (only the hub can): for its expiry and its agent. */
-export function jwtClaims(token: string): Record<string, unknown> {
-  const part = token.split(".")[1] ?? "";
-  const b64 = part.replace(/-/g, "+").replace(/_/g, "/");
-  const bytes = fromBase64(b64 + "=".repeat((4 - (b64.length % 4)) % 4));
-  try {
-    const claims: unknown = JSON.parse((bytes && decodeUtf8(bytes)) ?? "null");
-    return typeof claims === "object" && claims !== null ? (claims as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
+/** A token some holder has (the relay, a credentials file, --agentline-token), and where it came from in words (never the token). */
+export interface HeldCandidate {
+  token: string;
+  /** null only for a --agentline-token that is no JWT with `exp`: it is used, never handed on. */
+  expiresAtMs: number | null;
+  source: string;
 }
 
-export interface HeldToken extends HubToken {
-  /** Where it came from, in words (never the token). */
-  source: string;
+export interface HeldToken extends HeldCandidate {
   /** Made by this session (a refresh, a registration, a claim): older tokens of the agent ended with it. */
   minted: boolean;
 }
 
 /** A token some holder has, asked for only when the ones before it did not work; null = none. */
-export type TokenCandidate = () => Promise<HubToken & { source: string } | null>;
+export type TokenCandidate = () => Promise<HeldCandidate | null>;
 
 /** register: may refresh, claim or register (hub register); refresh: only refresh (hub status); never: doctor. */
 export type MintPolicy = "register" | "refresh" | "never";
@@ -80,7 +73,7 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
         plan.note(`not using the JWT from ${found.source}: it is for ${subject}, not ${plan.agentId}`);
         continue;
       }
-      return { ...found, expiresAt: found.expiresAt ?? instantMs(jwtClaims(found.token).exp), minted: false };
+      return { ...found, minted: false };
     }
     return null;
   };
@@ -113,11 +106,16 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
       if (viaClaim) return viaClaim;
     }
     if (plan.keyKnown) {
-      const refreshed = await refreshToken(hub, plan.agentId, identity);
-      if ("token" in refreshed) return { ...refreshed, source: `a token refresh signed by the main key ${identity.keyId} (${ends})`, minted: true };
-      const why = `token refresh with ${identity.keyId} refused (${refreshed.status} ${hubDetail(refreshed)})`;
-      if (plan.mint !== "register") throw new AgentError("hub_no_token", `${why}; run clawrelay hub register`);
-      plan.note(`${why}; registering the main key instead`);
+      try {
+        const refreshed = await refreshHubToken(hub, plan.agentId, identity);
+        return { ...refreshed, source: `a token refresh signed by the main key ${identity.keyId} (${ends})`, minted: true };
+      } catch (err) {
+        // Refused: the key may be unknown there (a new hub, a reset one); no answer at all ends the command.
+        if (!(err instanceof HubCallError) || (err.code !== "hub_refused" && err.code !== "hub_unauthorized")) throw err;
+        const why = `token refresh with ${identity.keyId} refused (${err.hubStatus} ${err.detail})`;
+        if (plan.mint !== "register") throw new AgentError("hub_no_token", `${why}; run clawrelay hub register`);
+        plan.note(`${why}; registering the main key instead`);
+      }
     } else if (plan.mint !== "register") {
       throw new AgentError("hub_no_token", "no hub token: the main key was never registered here; run clawrelay hub register");
     }
@@ -129,7 +127,8 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
       plan.onKeyId(registered.keyId);
       identity = await identityFromPrivateKey(identity.privateKey, registered.keyId);
     }
-    const token = await verifyForToken(hub, plan.agentId, registered.keyId, registered.challenge, identity);
+    const verified = await verifyHubKey(hub, plan.agentId, registered.keyId, registered.challenge, identity);
+    const token = tokenOfAnswer(verified, `POST /registry/agents/${plan.agentId}/verify`, Date.now());
     return { ...token, source: `registering the main key ${registered.keyId} and signing its challenge`, minted: true };
   };
 
@@ -143,5 +142,5 @@ export function hubSession(hub: HubClient, plan: TokenPlan): HubSession {
       held = current = (await nextHeld()) ?? (await mint());
     }
   };
-  return { client: clientFrom(hub.url, call), token: ensure };
+  return { client: { url: hub.url, call }, token: ensure };
 }

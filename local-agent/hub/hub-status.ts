@@ -4,17 +4,18 @@
 // only when neither the relay nor a credentials file holds one that works — and then says so, and hands
 // the new one over, since the refresh ended theirs. Imported by cli.ts; covered by
 // test/node/hub-link.test.ts. Never prints secrets.
-import { instantMs, endpointsPath, hubClient, lookupKey, policyPath, when } from "./hub-client.ts";
-import type { HubClient } from "./hub-client.ts";
+import { instantMs, lookupHubKey, readMessagePolicy } from "../../protocol/index.ts";
+import type { HubClient } from "../../protocol/index.ts";
+import { agentHubClient, when } from "./hub-client.ts";
 import type { HubLinkOptions } from "./hub-link.ts";
 import { likelyOtherPulls, otherClientLines, readHistory } from "./hub-others.ts";
 import type { OtherPuller } from "./hub-others.ts";
 import { policyLines } from "./hub-policy.ts";
-import type { HubSession } from "./hub-session.ts";
 import { relayHubView } from "./relay-hub.ts";
 import type { RelayHubView } from "./relay-hub.ts";
 import { shareToken } from "./token-handoff.ts";
 import { sessionFor } from "./token-sources.ts";
+import { endpointStatus } from "./webhook-era/hub-endpoint.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 
@@ -55,14 +56,8 @@ export interface HubStatusReport {
 }
 
 async function keyStatus(hub: HubClient, agentId: string, key: { key_id: string; public_key: string }): Promise<KeyStatus> {
-  const found = await lookupKey(hub, agentId, key.key_id);
+  const found = await lookupHubKey(hub, agentId, key.key_id);
   return { key_id: key.key_id, state: found?.state ?? "unknown", matches: found?.pubkey === key.public_key };
-}
-
-/** What the hub says about the endpoint, with anything that looks like a secret left out. */
-async function endpointStatus(session: HubSession, agentId: string): Promise<Record<string, unknown>> {
-  const body = await session.client.json("GET", endpointsPath(agentId, "/status"));
-  return Object.fromEntries(Object.entries(body).filter(([name]) => !/token|secret/i.test(name)));
 }
 
 function verdictOf(settings: AgentSettings, report: Omit<HubStatusReport, "verdict">): HubStatusReport["verdict"] {
@@ -91,7 +86,7 @@ function verdictOf(settings: AgentSettings, report: Omit<HubStatusReport, "verdi
 export async function hubStatus(options: HubLinkOptions): Promise<HubStatusReport> {
   const settings = loadSettings(options.settingsPath);
   const notes: string[] = [];
-  const hub = hubClient(settings.hub_url);
+  const hub = agentHubClient(settings.hub_url);
   const relay = await attempt(() => relayHubView(settings));
   const view = failed(relay) ? null : relay;
   const session = await sessionFor(settings, {
@@ -106,16 +101,16 @@ export async function hubStatus(options: HubLinkOptions): Promise<HubStatusRepor
   const history = await attempt(async () => ({ records: await readHistory(session.client) }));
   const token = await attempt(async () => {
     const held = await session.token();
-    const shown = { source: held.source, valid_until: when(held.expiresAt), minted: held.minted };
+    const shown = { source: held.source, valid_until: when(held.expiresAtMs), minted: held.minted };
     // The refresh ended the relay's token and the credentials file's: hand them the new one.
     return held.minted ? { ...shown, shared: (await shareToken(settings, held)).lines } : shown;
   });
   const withToken = <T extends object>(run: () => Promise<T>): Promise<T | Failed> => (failed(token) ? Promise.resolve({ error: "no hub token" }) : attempt(run));
   const [endpoint, main, receipt, policy] = await Promise.all([
-    settings.hub?.mode === "pull" ? Promise.resolve(null) : withToken(() => endpointStatus(session, settings.agent_id)),
+    settings.hub?.mode === "pull" ? Promise.resolve(null) : withToken(() => endpointStatus(session.client, settings.agent_id)),
     attempt(() => keyStatus(hub, settings.agent_id, settings.key)),
     attempt(() => keyStatus(hub, settings.agent_id, settings.receipt_key)),
-    withToken(async () => ({ policy: String((await session.client.json("GET", policyPath(settings.agent_id))).message_policy) })),
+    withToken(async () => ({ policy: await readMessagePolicy(session.client, settings.agent_id) })),
   ]);
   const otherPuller =
     view?.mode === "pull" && !failed(history)

@@ -5,12 +5,11 @@
 // (id derived from the agent key as ours is, its key id, already active, and a 24 h token) and host
 // tokens we drop. See the hub's backend/hub/routers/openclaw_control.py, openclaw_install_claim.
 // Used by token-sources.ts; covered by test/node/hub-bind.test.ts.
-import { isAgentId, isKeyId } from "../../protocol/index.ts";
+import { answeredHubToken, hubDetail, isAgentId, isKeyId, signChallenge } from "../../protocol/index.ts";
+import type { HubClient, HubToken } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { newIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
-import { hubDetail, instantMs, signChallenge } from "./hub-client.ts";
-import type { HubClient, HubToken } from "./hub-client.ts";
 
 export const INSTALL_CLAIM_PATH = "/openclaw/install-claim";
 
@@ -27,11 +26,11 @@ export interface InstallClaim {
   token: HubToken;
 }
 
-const proof = (key: Identity, nonce: string) => ({ pubkey: key.publicKey, proof: { nonce, sig: signChallenge(key, nonce) } });
+const proof = async (key: Identity, nonce: string) => ({ pubkey: key.publicKey, proof: { nonce, sig: await signChallenge(key, nonce) } });
 
 export async function claimInstall(hub: HubClient, bind: BindCode, agentKey: Identity): Promise<InstallClaim> {
   const host = await newIdentity();
-  const body = { bind_code: bind.code, host: proof(host, bind.nonce), agent: proof(agentKey, bind.nonce) };
+  const body = { bind_code: bind.code, host: await proof(host, bind.nonce), agent: await proof(agentKey, bind.nonce) };
   const answer = await hub.call("POST", INSTALL_CLAIM_PATH, { body });
   const detail = hubDetail(answer);
   if (answer.status === 409) {
@@ -52,5 +51,5 @@ export async function claimInstall(hub: HubClient, bind: BindCode, agentKey: Ide
   if (!isAgentId(id) || !isKeyId(keyId) || typeof token !== "string" || token === "") {
     throw new AgentError("hub_bad_answer", `POST ${INSTALL_CLAIM_PATH} answered ${answer.status} without agent.id, agent.key_id and agent.token`);
   }
-  return { agentId: id, keyId, displayName: typeof name === "string" ? name : null, token: { token, expiresAt: instantMs(expires) } };
+  return { agentId: id, keyId, displayName: typeof name === "string" ? name : null, token: answeredHubToken(token, expires, Date.now()) };
 }

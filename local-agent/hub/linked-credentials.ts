@@ -1,10 +1,16 @@
 // The credentials file the agent keeps on the relay's hub token (settings.hub_credentials): read its
-// token, write a newer one, whichever client's format it is. Used by token-sources.ts, token-handoff.ts,
-// token-sync.ts and doctor/doctor-hub.ts; covered by test/node/hub-credentials.test.ts.
+// token, write a newer one, whichever client's format it is (each format's reader and writer convert its
+// own field and unit to and from HubToken). Used by token-sources.ts, token-handoff.ts, token-sync.ts and
+// doctor/doctor-hub.ts; covered by test/node/hub-credentials.test.ts.
+import type { HubToken } from "../../protocol/index.ts";
 import { readAgentlineFile, writeAgentlineToken } from "./agentline-credentials.ts";
 import { readBotcordFile, writeBotcordToken } from "./botcord-credentials.ts";
 import type { HubCredentialsLink } from "../settings.ts";
 
+/**
+ * A token as the relay's hub_token frame carries it: `expiresAt` in unix SECONDS. The shape hub-side.ts
+ * and hub-watch.ts read from token-sync.ts; everywhere else a token is a HubToken (expiresAtMs).
+ */
 export interface FileToken {
   token: string;
   /** Unix seconds: the unit the relay's hub_token frames use. */
@@ -12,8 +18,8 @@ export interface FileToken {
 }
 
 export interface LinkedFile {
-  /** null when the file holds no token (or one without an expiry). */
-  token: FileToken | null;
+  /** null when the file holds no token (or one whose expiry cannot be told). */
+  token: HubToken | null;
   hubUrl: string | null;
 }
 
@@ -23,13 +29,12 @@ export interface LinkedFile {
  */
 export function readLinkedFile(link: HubCredentialsLink): LinkedFile {
   const read = link.format === "botcord" ? readBotcordFile(link.path) : readAgentlineFile(link.path);
-  const token = read.token && read.tokenExpiresAt ? { token: read.token, expiresAt: Math.floor(read.tokenExpiresAt / 1000) } : null;
-  return { token, hubUrl: read.hubUrl };
+  return { token: read.token, hubUrl: read.hubUrl };
 }
 
-export function writeLinkedToken(link: HubCredentialsLink, token: FileToken): void {
-  if (link.format === "botcord") writeBotcordToken(link.path, token.token, token.expiresAt);
-  else writeAgentlineToken(link.path, token.token, token.expiresAt);
+export function writeLinkedToken(link: HubCredentialsLink, token: HubToken): void {
+  if (link.format === "botcord") writeBotcordToken(link.path, token);
+  else writeAgentlineToken(link.path, token);
 }
 
 /** Two hub URLs name the same hub (a trailing slash or letter case in the host aside). */
@@ -39,6 +44,7 @@ export function sameHub(a: string, b: string): boolean {
       const u = new URL(url.trim());
       return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
     } catch {
+      // Not a URL: compared as text.
       return url.trim().replace(/\/+$/, "");
     }
   };
@@ -46,13 +52,6 @@ export function sameHub(a: string, b: string): boolean {
 }
 
 /** The file's token when it is for `hubUrl` (a file naming no hub is taken as this one's). */
-export function tokenForHub(file: LinkedFile, hubUrl: string): FileToken | null {
+export function tokenForHub(file: LinkedFile, hubUrl: string): HubToken | null {
   return file.hubUrl === null || sameHub(file.hubUrl, hubUrl) ? file.token : null;
-}
-
-/** The newer of two tokens: the hub mints each with a 24 h life, so the later expiry is the newer. */
-export function newerToken(a: FileToken | null, b: FileToken | null): FileToken | null {
-  if (!a) return b;
-  if (!b) return a;
-  return b.expiresAt > a.expiresAt ? b : a;
 }

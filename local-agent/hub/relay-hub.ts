@@ -3,13 +3,12 @@
 // and the agent's hub token the inbox holds (GET/PUT /inbox/{id}/hub/token; worker/hub/hub-routes.ts).
 // Used by hub-link.ts, hub-status.ts, token-sources.ts, token-handoff.ts and doctor/doctor-hub.ts;
 // covered by test/node/hub-link.test.ts.
-import { CLAIM_TOKEN_HEADER } from "../../protocol/index.ts";
-import type { HubLinkMode, HubPrefix } from "../../protocol/index.ts";
+import { CLAIM_TOKEN_HEADER, expiresAtSec, hubTokenFromSec } from "../../protocol/index.ts";
+import type { HubLinkMode, HubPrefix, HubToken } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import { relayErrorText, signedRelayCall } from "../relay/relay-api.ts";
 import type { AgentSettings } from "../settings.ts";
-import type { FileToken } from "./linked-credentials.ts";
 
 type Outcome = { at: unknown; ok: boolean; status?: number; detail?: string };
 
@@ -47,24 +46,27 @@ export async function relayHubView(settings: AgentSettings): Promise<RelayHubVie
   throw new AgentError("relay_refused", `the relay refused GET ${path}: ${relayErrorText(answer)}`);
 }
 
-/** The token the inbox holds, or null (none yet, or a relay too old to keep one). */
-export async function relayHubToken(settings: AgentSettings): Promise<{ token: string; expires_at: number; source: string } | null> {
+/** The token the inbox holds (its route says expires_at in unix seconds), or null (none yet, or a relay too old to keep one). */
+export async function relayHubToken(settings: AgentSettings): Promise<(HubToken & { source: string }) | null> {
   const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "GET", hubPath(settings, "/token"));
   if (answer.status === 404) return null;
-  const { token, expires_at: expiresAt, source } = answer.body;
-  if (answer.status !== 200 || typeof token !== "string" || typeof expiresAt !== "number") {
+  const { token, expires_at: expiresSec, source } = answer.body;
+  if (answer.status !== 200 || typeof token !== "string" || typeof expiresSec !== "number") {
     throw new AgentError("relay_refused", `the relay refused GET ${hubPath(settings, "/token")}: ${relayErrorText(answer)}`);
   }
-  return { token, expires_at: expiresAt, source: typeof source === "string" ? source : "unknown" };
+  return { ...hubTokenFromSec(token, expiresSec), source: typeof source === "string" ? source : "unknown" };
 }
 
-/** Offers a token to the inbox: it takes it when it expires later than the one it holds. null: a relay too old to hold one. */
-export async function offerRelayHubToken(settings: AgentSettings, token: FileToken): Promise<{ taken: boolean; expires_at: number | null } | null> {
+/**
+ * Offers a token to the inbox: it takes it when it expires later than the one it holds. Answers whether
+ * it did, and when the one it holds now expires; null: a relay too old to hold one.
+ */
+export async function offerRelayHubToken(settings: AgentSettings, token: HubToken): Promise<{ taken: boolean; heldExpiresAtMs: number | null } | null> {
   const path = hubPath(settings, "/token");
-  const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "PUT", path, { token: token.token, expires_at: token.expiresAt });
+  const answer = await signedRelayCall(settings.relay_url, await settingsIdentity(settings), "PUT", path, { token: token.token, expires_at: expiresAtSec(token) });
   if (answer.status === 404 && codeOf(answer.body) === "not_found") return null;
   if (answer.status !== 200) throw new AgentError("relay_refused", `the relay refused PUT ${path}: ${relayErrorText(answer)}`);
-  return { taken: answer.body.taken === true, expires_at: typeof answer.body.expires_at === "number" ? answer.body.expires_at : null };
+  return { taken: answer.body.taken === true, heldExpiresAtMs: typeof answer.body.expires_at === "number" ? answer.body.expires_at * 1000 : null };
 }
 
 /** The relay signs receipts under the hub's key id and knows the hub mode and prefix (null: learn it). */

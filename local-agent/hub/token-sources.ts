@@ -4,11 +4,12 @@
 // and for the same hub; (c) --agentline-token; (d) only then one minted by the session. Covered by
 // test/node/hub-link.test.ts and test/node/hub-bind.test.ts.
 import { existsSync } from "node:fs";
-import { defaultKeyIdFor } from "../../protocol/index.ts";
+import { defaultKeyIdFor, keptHubToken } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { AgentSettings } from "../settings.ts";
 import { agentlineDir, credentialsFileOf, readAgentlineFile } from "./agentline-credentials.ts";
-import { hubClient } from "./hub-client.ts";
+import { agentHubClient } from "./hub-client.ts";
 import { hubSession } from "./hub-session.ts";
 import type { HubSession, MintPolicy, TokenCandidate } from "./hub-session.ts";
 import { claimInstall } from "./install-claim.ts";
@@ -47,7 +48,7 @@ function relayCandidate(settings: AgentSettings, options: TokenSourceOptions): T
       return null;
     }
     const held = await relayHubToken(settings);
-    return held ? { token: held.token, expiresAt: held.expires_at * 1000, source: `the relay's token (got by ${RELAY_SOURCE[held.source] ?? held.source})` } : null;
+    return held ? { token: held.token, expiresAtMs: held.expiresAtMs, source: `the relay's token (got by ${RELAY_SOURCE[held.source] ?? held.source})` } : null;
   };
 }
 
@@ -55,8 +56,7 @@ function relayCandidate(settings: AgentSettings, options: TokenSourceOptions): T
 function fileCandidates(settings: AgentSettings, options: TokenSourceOptions): TokenCandidate[] {
   const link = settings.hub_credentials;
   const agentline = credentialsFileOf(options.agentlineHome ?? agentlineDir(), settings.agent_id);
-  const usable = (path: string, token: { token: string; expiresAt: number } | null) =>
-    token && token.expiresAt * 1000 - Date.now() > FILE_TOKEN_MARGIN_MS ? { token: token.token, expiresAt: token.expiresAt * 1000, source: path } : null;
+  const usable = (path: string, token: HubToken | null) => (token && token.expiresAtMs - Date.now() > FILE_TOKEN_MARGIN_MS ? { ...token, source: path } : null);
   const candidates: TokenCandidate[] = [];
   if (link) {
     candidates.push(async () => {
@@ -69,16 +69,16 @@ function fileCandidates(settings: AgentSettings, options: TokenSourceOptions): T
       if (!existsSync(agentline)) return null;
       const read = readAgentlineFile(agentline);
       if (read.hubUrl && !sameHub(read.hubUrl, settings.hub_url)) return null;
-      return usable(agentline, read.token && read.tokenExpiresAt ? { token: read.token, expiresAt: Math.floor(read.tokenExpiresAt / 1000) } : null);
+      return usable(agentline, read.token);
     });
   }
   return candidates;
 }
 
 export async function sessionFor(settings: AgentSettings, options: TokenSourceOptions): Promise<HubSession> {
-  const hub = hubClient(settings.hub_url);
+  const hub = agentHubClient(settings.hub_url);
   const supplied: TokenCandidate = async () =>
-    options.agentlineToken ? { token: options.agentlineToken, expiresAt: null, source: "--agentline-token" } : null;
+    options.agentlineToken ? { token: options.agentlineToken, expiresAtMs: keptHubToken(options.agentlineToken, null)?.expiresAtMs ?? null, source: "--agentline-token" } : null;
   const bind = options.bind;
   return hubSession(hub, {
     agentId: settings.agent_id,

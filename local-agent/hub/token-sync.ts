@@ -7,14 +7,17 @@
 // - the file changes to a token newer than the relay's (the user's client refreshed after all) → it is
 //   sent up, and the relay uses it from then on.
 // The file is watched (fs.watch on its directory, and a stat poll every couple of seconds for systems
-// and editors where watching misses a change). The token is never logged. Used by hub-side.ts; covered
-// by test/node/token-sync.test.ts.
+// and editors where watching misses a change). The token is never logged. Inside, tokens are HubTokens
+// (expiresAtMs); the methods hub-side.ts calls speak the hub_token frame's FileToken (expiresAt in unix
+// seconds), converted here. Used by hub-side.ts; covered by test/node/token-sync.test.ts.
 import { existsSync, statSync, watch } from "node:fs";
 import type { FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
+import { expiresAtSec, hubTokenFromSec, newerHubToken } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import type { Logger } from "../logger.ts";
 import type { HubCredentialsLink } from "../settings.ts";
-import { newerToken, readLinkedFile, sameHub, writeLinkedToken } from "./linked-credentials.ts";
+import { readLinkedFile, sameHub, writeLinkedToken } from "./linked-credentials.ts";
 import type { FileToken } from "./linked-credentials.ts";
 
 export interface TokenSyncOptions {
@@ -43,9 +46,11 @@ export interface TokenSyncStatus {
 
 const DEBOUNCE_MS = 50;
 
+const asFrameToken = (token: HubToken): FileToken => ({ token: token.token, expiresAt: expiresAtSec(token) });
+
 export class TokenSync {
-  private relayToken: FileToken | null = null;
-  private fileToken: FileToken | null = null;
+  private relayToken: HubToken | null = null;
+  private fileToken: HubToken | null = null;
   private watcher: FSWatcher | null = null;
   private readonly poll: NodeJS.Timeout | null = null;
   private debounce: NodeJS.Timeout | null = null;
@@ -82,8 +87,13 @@ export class TokenSync {
 
   /** The newest valid token known, from the relay or the file. */
   newest(): FileToken | null {
-    const valid = (t: FileToken | null) => (t && t.expiresAt * 1000 > this.now() ? t : null);
-    return newerToken(valid(this.relayToken), valid(this.fileToken));
+    const newest = this.newestToken();
+    return newest && asFrameToken(newest);
+  }
+
+  private newestToken(): HubToken | null {
+    const valid = (t: HubToken | null) => (t && t.expiresAtMs > this.now() ? t : null);
+    return newerHubToken(valid(this.relayToken), valid(this.fileToken));
   }
 
   status(): TokenSyncStatus | null {
@@ -92,8 +102,8 @@ export class TokenSync {
 
   /** A hub_token frame from the relay: its token, which the file follows when it is newer. */
   fromRelay(token: FileToken): void {
-    const before = this.newest();
-    this.relayToken = token;
+    const before = this.newestToken();
+    this.relayToken = hubTokenFromSec(token.token, token.expiresAt);
     // Decide on the file as it is now, not as last seen (a change the watch has not reported yet).
     if (this.options.link) this.readFile();
     this.reconcile();
@@ -132,7 +142,7 @@ export class TokenSync {
     this.debounce = setTimeout(() => {
       this.debounce = null;
       this.stamp = this.fileStamp();
-      const before = this.newest();
+      const before = this.newestToken();
       if (this.readFile()) this.reconcile();
       this.announce(before);
     }, DEBOUNCE_MS);
@@ -169,30 +179,30 @@ export class TokenSync {
     const relay = this.relayToken;
     const file = this.fileToken;
     if (!link || !this.state || this.state.error) return;
-    if (relay && (!file || relay.expiresAt > file.expiresAt) && relay.expiresAt * 1000 > this.now()) {
+    if (relay && (!file || relay.expiresAtMs > file.expiresAtMs) && relay.expiresAtMs > this.now()) {
       try {
         writeLinkedToken(link, relay);
         this.fileToken = relay;
         this.stamp = this.fileStamp();
         this.state.last_written_at = this.now();
-        this.options.logger.info("hub token: credentials file now holds the relay's token", { path: link.path, expires_at: relay.expiresAt });
+        this.options.logger.info("hub token: credentials file now holds the relay's token", { path: link.path, expires_at: expiresAtSec(relay) });
       } catch (err) {
         this.state.error = (err as Error).message;
         this.options.logger.warn("hub token: cannot update the credentials file", { path: link.path, error: this.state.error });
       }
       return;
     }
-    if (file && (!relay || file.expiresAt > relay.expiresAt) && file.expiresAt * 1000 > this.now()) {
-      if (!this.options.sendUp(file)) return;
+    if (file && (!relay || file.expiresAtMs > relay.expiresAtMs) && file.expiresAtMs > this.now()) {
+      if (!this.options.sendUp(asFrameToken(file))) return;
       // The relay takes a later expiry; were its own newer after all, it answers with it (fromRelay).
       this.relayToken = file;
       this.state.last_sent_at = this.now();
-      this.options.logger.info("hub token: offered the credentials file's newer token to the relay", { path: link.path, expires_at: file.expiresAt });
+      this.options.logger.info("hub token: offered the credentials file's newer token to the relay", { path: link.path, expires_at: expiresAtSec(file) });
     }
   }
 
-  private announce(before: FileToken | null): void {
-    const after = this.newest();
-    if (after && after.token !== before?.token) this.options.onNewest?.(after);
+  private announce(before: HubToken | null): void {
+    const after = this.newestToken();
+    if (after && after.token !== before?.token) this.options.onNewest?.(asFrameToken(after));
   }
 }

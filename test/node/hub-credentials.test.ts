@@ -64,7 +64,7 @@ describe("BotCord credentials: reading", () => {
     const read = await readBotcordCredentials(path);
     expect(read.identity.agentId).toBe("ag_ff73a0647bbc");
     expect(read.identity.keyId).toBe("k_0123456789ab");
-    expect(read).toMatchObject({ hubUrl: "https://api.botcord.chat", displayName: "Botty", token: "old.jwt.token", tokenExpiresAt: 1_900_000_000_000, path });
+    expect(read).toMatchObject({ hubUrl: "https://api.botcord.chat", displayName: "Botty", token: { token: "old.jwt.token", expiresAtMs: 1_900_000_000_000 }, path });
   });
 
   it("takes the snake_case names and an expiry in ms, as BotCord's own reader does", async () => {
@@ -72,7 +72,17 @@ describe("BotCord credentials: reading", () => {
     const identity = await newIdentity();
     const path = join(root, "credentials", `${identity.agentId}.json`);
     writeFileSync(path, JSON.stringify({ hub_url: "https://hub.example/", agent_id: identity.agentId, key_id: "k_snake", private_key: identity.privateKey, token: "t", token_expires_at: 1_900_000_000_000 }));
-    expect(await readBotcordCredentials(path)).toMatchObject({ hubUrl: "https://hub.example", tokenExpiresAt: 1_900_000_000_000, identity: { keyId: "k_snake" } });
+    expect(await readBotcordCredentials(path)).toMatchObject({ hubUrl: "https://hub.example", token: { token: "t", expiresAtMs: 1_900_000_000_000 }, identity: { keyId: "k_snake" } });
+  });
+
+  it("a token saved without an expiry: the JWT's exp; without that, no token to use (its age cannot be told)", async () => {
+    const root = await botcordHome();
+    const claims = Buffer.from(JSON.stringify({ agent_id: "ag_x", exp: 1_900_000_123 })).toString("base64url");
+    const jwt = `eyJhbGciOiJIUzI1NiJ9.${claims}.c2ln`;
+    const withExp = botcordFile(root, await newIdentity(), { token: jwt, tokenExpiresAt: undefined });
+    expect((await readBotcordCredentials(withExp)).token).toEqual({ token: jwt, expiresAtMs: 1_900_000_123_000 });
+    const opaque = botcordFile(root, await newIdentity(), { token: "opaque", tokenExpiresAt: undefined });
+    expect((await readBotcordCredentials(opaque)).token).toBeNull();
   });
 
   it("refuses a file whose agentId or publicKey does not match its key, or that has no keyId", async () => {
@@ -107,7 +117,7 @@ describe("token writers", () => {
     chmodSync(path, 0o644);
     const before = json(path);
     const inode = statSync(path).ino;
-    writeBotcordToken(path, "new.jwt.token", 1_900_086_400);
+    writeBotcordToken(path, { token: "new.jwt.token", expiresAtMs: 1_900_086_400_000 });
     expect(json(path)).toEqual({ ...before, token: "new.jwt.token", tokenExpiresAt: 1_900_086_400 });
     expect(Object.keys(json(path))).toEqual(Object.keys(before));
     expect(statSync(path).ino).not.toBe(inode);
@@ -120,7 +130,7 @@ describe("token writers", () => {
     const path = botcordFile(root, await newIdentity());
     const link = join(root, "default.json");
     symlinkSync(path, link);
-    writeBotcordToken(link, "via.the.link", 1_900_000_100);
+    writeBotcordToken(link, { token: "via.the.link", expiresAtMs: 1_900_000_100_000 });
     expect(lstatSync(link).isSymbolicLink()).toBe(true);
     expect(json(path)).toMatchObject({ token: "via.the.link", tokenExpiresAt: 1_900_000_100 });
   });
@@ -137,7 +147,7 @@ describe("token writers", () => {
       [undefined, 1_900_086_400],
     ] as const) {
       writeFileSync(path, JSON.stringify({ ...base, token: "old", token_expires_at: previous }), { mode: 0o600 });
-      writeAgentlineToken(path, "new", 1_900_086_400);
+      writeAgentlineToken(path, { token: "new", expiresAtMs: 1_900_086_400_000 });
       expect(json(path)).toEqual({ ...base, token: "new", token_expires_at: written });
     }
   });
@@ -147,10 +157,11 @@ describe("token writers", () => {
     const path = botcordFile(root, await newIdentity());
     const link = { path, format: "botcord" as const };
     const file = readLinkedFile(link);
-    expect(file).toEqual({ token: { token: "old.jwt.token", expiresAt: 1_900_000_000 }, hubUrl: "https://api.botcord.chat" });
+    expect(file).toEqual({ token: { token: "old.jwt.token", expiresAtMs: 1_900_000_000_000 }, hubUrl: "https://api.botcord.chat" });
     expect(tokenForHub(file, "https://api.botcord.chat/")).toEqual(file.token);
     expect(tokenForHub(file, "https://agentgram.chat")).toBeNull();
-    writeLinkedToken(link, { token: "newer", expiresAt: 1_900_000_500 });
-    expect(readLinkedFile(link).token).toEqual({ token: "newer", expiresAt: 1_900_000_500 });
+    writeLinkedToken(link, { token: "newer", expiresAtMs: 1_900_000_500_000 });
+    expect(json(path)).toMatchObject({ token: "newer", tokenExpiresAt: 1_900_000_500 });
+    expect(readLinkedFile(link).token).toEqual({ token: "newer", expiresAtMs: 1_900_000_500_000 });
   });
 });

@@ -2,15 +2,13 @@
 // server that replays the answers recorded from the real hub code (test/fixtures/hub/): today's hub
 // answers 201 but marks it `Deprecation: true` / `Warning: 299 …` and never pushes; the webhook era
 // answers plainly and reports its probe test as agent_path/wake_path; a hub without the routes answers
-// 404; a private relay address is refused with a hint. Covers local-agent/hub/hub-endpoint.ts and
-// webhooksDeprecated in hub-client.ts.
+// 404; a private relay address is refused with a hint. Covers local-agent/hub/webhook-era/hub-endpoint.ts.
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { hubClient, webhooksDeprecated } from "../../local-agent/hub/hub-client.ts";
-import { registerEndpoint } from "../../local-agent/hub/hub-endpoint.ts";
-import type { HubSession } from "../../local-agent/hub/hub-session.ts";
+import { hubClient } from "../../protocol/index.ts";
+import { registerEndpoint, webhooksDeprecated } from "../../local-agent/hub/webhook-era/hub-endpoint.ts";
 import type { AgentSettings } from "../../local-agent/settings.ts";
 
 interface Exchange {
@@ -49,8 +47,7 @@ async function replayHub(answers: Record<string, { status: number; headers?: Rec
   servers.push(server);
   const address = server.address();
   const url = `http://127.0.0.1:${address && typeof address !== "string" ? address.port : 0}`;
-  const session: HubSession = { client: hubClient(url), token: async () => ({ token: "t", expiresAt: null, source: "test", minted: false }) };
-  return { asked, session };
+  return { asked, client: hubClient(url, { token: "t" }) };
 }
 
 const settings = { agent_id: "ag_652eca9ef86c", webhook_token: "crw_test" } as AgentSettings;
@@ -59,11 +56,11 @@ const HOOKS = "http://127.0.0.1:18790/inbox/ag_652eca9ef86c/hooks";
 describe("webhooksDeprecated (the answer's headers)", () => {
   it("reads today's hub's recorded notice, and nothing into a plain answer", () => {
     const today = recorded("current/endpoint-register-deprecated.json", "POST", "/endpoints");
-    expect(webhooksDeprecated({ status: 201, body: {}, headers: today.headers })).toBe('Warning: 299 BotCord "Webhook endpoint delivery is deprecated; use /hub/ws + /hub/inbox"');
+    expect(webhooksDeprecated({ headers: today.headers })).toBe('Warning: 299 BotCord "Webhook endpoint delivery is deprecated; use /hub/ws + /hub/inbox"');
     const era = recorded("webhook-era/endpoint-register-probe.json", "POST", "/endpoints");
-    expect(webhooksDeprecated({ status: 201, body: {}, headers: era.headers })).toBeNull();
-    expect(webhooksDeprecated({ status: 201, body: {}, headers: { deprecation: "@1767225600" } })).toBe("Deprecation: @1767225600");
-    expect(webhooksDeprecated({ status: 201, body: {}, headers: { deprecation: "false", warning: '199 - "just saying"' } })).toBeNull();
+    expect(webhooksDeprecated({ headers: era.headers })).toBeNull();
+    expect(webhooksDeprecated({ headers: { deprecation: "@1767225600" } })).toBe("Deprecation: @1767225600");
+    expect(webhooksDeprecated({ headers: { deprecation: "false", warning: '199 - "just saying"' } })).toBeNull();
   });
 });
 
@@ -71,7 +68,7 @@ describe("registerEndpoint", () => {
   it("today's hub (201 with the notice): no webhooks — and no second round of probes for a dry run", async () => {
     const file = "current/endpoint-register-deprecated.json";
     const hub = await replayHub({ "POST /endpoints": recorded(file, "POST", "/endpoints"), "POST /endpoints/test": recorded(file, "POST", "/endpoints/test") });
-    const outcome = await registerEndpoint(hub.session, settings, HOOKS);
+    const outcome = await registerEndpoint(hub.client, settings, HOOKS);
     expect(outcome).toMatchObject({ noWebhooks: expect.stringContaining("the hub marks webhook delivery deprecated (Warning: 299 BotCord") as unknown, endpoint: { endpoint_id: "ep_0e8996d97150", state: "active", test: null } });
     expect(hub.asked).toEqual(["POST /registry/agents/ag_652eca9ef86c/endpoints"]);
   });
@@ -79,7 +76,7 @@ describe("registerEndpoint", () => {
   it("the webhook era: the endpoint, and its probe test read from agent_path and wake_path", async () => {
     const file = "webhook-era/endpoint-register-probe.json";
     const hub = await replayHub({ "POST /endpoints": recorded(file, "POST", "/endpoints"), "POST /endpoints/test": recorded(file, "POST", "/endpoints/test") });
-    const outcome = await registerEndpoint(hub.session, settings, HOOKS);
+    const outcome = await registerEndpoint(hub.client, settings, HOOKS);
     expect("noWebhooks" in outcome).toBe(false);
     expect(outcome.endpoint).toEqual({
       endpoint_id: "ep_28860c8c4f88",
@@ -92,9 +89,9 @@ describe("registerEndpoint", () => {
 
   it("no endpoint routes (404): no webhooks; a private relay address refused: the error says to pull", async () => {
     const gone = await replayHub({});
-    expect(await registerEndpoint(gone.session, settings, HOOKS)).toEqual({ noWebhooks: "the hub answers 404 to POST /registry/agents/ag_652eca9ef86c/endpoints: it has no webhook delivery", endpoint: null });
+    expect(await registerEndpoint(gone.client, settings, HOOKS)).toEqual({ noWebhooks: "the hub answers 404 to POST /registry/agents/ag_652eca9ef86c/endpoints: it has no webhook delivery", endpoint: null });
     const refusal = exchanges("current/endpoint-register-deprecated.json").find((e) => e.response.status === 400)!.response;
     const privateOnly = await replayHub({ "POST /endpoints": refusal });
-    await expect(registerEndpoint(privateOnly.session, settings, HOOKS)).rejects.toThrow(/400 Private\/internal IP addresses are not allowed — .* use --mode pull/);
+    await expect(registerEndpoint(privateOnly.client, settings, HOOKS)).rejects.toThrow(/400 Private\/internal IP addresses are not allowed — .* use --mode pull/);
   });
 });

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { HubClient } from "../../local-agent/hub/hub-client.ts";
+import type { HubClient } from "../../protocol/index.ts";
 import { likelyOtherPulls, otherClientLines, readHistory } from "../../local-agent/hub/hub-others.ts";
 import type { HistoryRecord } from "../../local-agent/hub/hub-others.ts";
 
@@ -13,13 +13,16 @@ const BOB = "ag_652eca9ef86c";
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/hub/current/history.json"), "utf8")) as { exchanges: { response: { body: Record<string, unknown> } }[] };
 const newestFirst = recorded.exchanges[0]!.response.body;
 const asked: string[] = [];
-const client = { url: "http://hub", call: async () => ({ status: 200, body: newestFirst, headers: {} }), json: async (_m: string, path: string) => (asked.push(path), newestFirst) } as HubClient;
+const client: HubClient = {
+  url: "http://hub",
+  call: async (method, path) => (asked.push(`${method} ${path}`), { status: 200, headers: {}, text: JSON.stringify(newestFirst), body: newestFirst, problem: null }),
+};
 const AT = Date.parse("2026-12-02T01:01:42Z");
 
 describe("likelyOtherPulls", () => {
   it("counts records addressed to the agent (to it, or a room's from someone else) that were taken, not by the relay", async () => {
     const records = await readHistory(client);
-    expect(asked).toEqual(["/hub/history?limit=100"]);
+    expect(asked).toEqual(["GET /hub/history?limit=100"]);
     expect(records.map((r) => [r.hub_msg_id.slice(0, 6), r.to === BOB || r.room_id !== null, r.state])).toEqual([
       ["h_99d9", true, "queued"],
       ["h_68a1", true, "delivered"],
