@@ -166,10 +166,22 @@ function nextStoredDue(store: InboxStore, nowMs: number): number | null {
 export function housekeepingJobs(parts: HousekeepingParts): HousekeepingJob[] {
   const { store, hub } = parts;
   return [
-    { name: "sibling-acks", run: async () => (await parts.owedAcks.flush(), null) },
+    {
+      name: "sibling-acks",
+      run: async () => {
+        await parts.owedAcks.flush();
+        return null;
+      },
+    },
     { name: "auth-deadlines", run: async (nowMs) => authDeadlines(parts.sockets(), nowMs) },
     { name: "expire", run: (nowMs) => expire(parts, nowMs) },
-    { name: "sweep-records", run: async (nowMs) => (store.sweepExpiredRecords(nowMs), null) },
+    {
+      name: "sweep-records",
+      run: async (nowMs) => {
+        store.sweepExpiredRecords(nowMs);
+        return null;
+      },
+    },
     { name: "outbox", run: (nowMs) => deliverOutbox(parts, nowMs) },
     // The pull schedule lives in memory: after an eviction the next alarm simply pulls at once.
     { name: "hub-pull", run: async (nowMs) => (parts.config() ? hub.pullIfDue(nowMs) : null) },

@@ -1,8 +1,8 @@
 // The hub endpoints the relay calls: key look-up and receipt posting (any hub), and, for an inbox
-// linked to its hub, token refresh (hub-token.ts), history (hub-bridge.ts) and the pull inbox with its
-// leases and two-phase ack (hub-pull.ts). Every answer is read as the relay reads a request
-// (protocol/strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth); a bad answer
-// is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
+// linked to its hub, token refresh (hub-token.ts), history (webhook-era/hub-bridge.ts) and the pull
+// inbox with its leases and two-phase ack (hub-pull.ts). Every answer is read as the relay reads a
+// request (protocol/strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth); a bad
+// answer is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
 // records is set aside with its reason (hub-page.ts) without holding up the others.
 // Covered by test/worker/hub-pull.test.ts, test/worker/hub-token.test.ts (a token's expiry) and
 // test/worker/bad-input/surrogates.test.ts.
