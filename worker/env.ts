@@ -42,4 +42,11 @@ export interface Env extends AdmissionEnv {
   RECEIPT_KEY_SECRET?: string;
   /** Hub used by inboxes whose claim names none; defaults to https://agentgram.chat. */
   DEFAULT_HUB_URL?: string;
+  /**
+   * The webhook era's bridge (hub/webhook-era/hub-bridge.ts), whole ms: how long a hub record may wait
+   * for its webhook body (default 30000), and how long after a body the history is first read (default
+   * 1500). Left unset in production; the end-to-end tests shorten the grace.
+   */
+  HUB_BRIDGE_GRACE_MS?: string;
+  HUB_BRIDGE_FIRST_LOOK_MS?: string;
 }

@@ -14,8 +14,8 @@ import {
 } from "../protocol/index.ts";
 import type { KeyState } from "../protocol/index.ts";
 import { checkClaimFields, parseHubUrl } from "./access/claim-body.ts";
-import { HUB_LINK_DEFAULTS, parseHubLink } from "./hub/hub-link.ts";
-import type { HubLink } from "./hub/hub-link.ts";
+import { HUB_LINK_DEFAULTS, parseHubLink } from "./hub/hub-settings.ts";
+import type { HubLinkSettings } from "./hub/hub-settings.ts";
 
 export interface StoredKey {
   key_id: string;
@@ -46,7 +46,7 @@ export interface InboxConfig {
   receipt_key: { key_id: string; seed: string; pubkey: string };
   hub_url: string;
   /** How the hub delivers and which prefix it uses (inboxes claimed before it existed lack it). */
-  hub?: HubLink;
+  hub?: HubLinkSettings;
   policy: InboxPolicy;
   rate_per_minute: number;
   limits: InboxLimits;
@@ -187,7 +187,7 @@ export async function applyClaim(input: ClaimInput): Promise<InboxConfig> {
   };
 }
 
-export function hubLinkOf(config: InboxConfig | null): HubLink {
+export function hubLinkOf(config: InboxConfig | null): HubLinkSettings {
   return config?.hub ?? HUB_LINK_DEFAULTS;
 }
 

@@ -1,4 +1,8 @@
-// HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged).
+// HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged): the claim, the
+// webhook endpoint (what a hook body is: hub/webhook-era/hub-webhook.ts), posted envelopes, the
+// WebSocket upgrade and polling; the owner's queue, hub and source routes are mounted from their
+// folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
+// test/worker/envelopes.test.ts and test/worker/polling.test.ts.
 import { Hono } from "hono";
 import {
   LONG_POLL_MAX_SEC,
@@ -12,13 +16,12 @@ import {
 } from "../protocol/index.ts";
 import { deliveryFrame } from "./delivery/delivery-frame.ts";
 import { answerNotFound, handleError } from "./http-errors.ts";
-import { classifyHookBody } from "./intake/hook-body.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
-import { acceptEnvelope, acceptOpaqueHook } from "./intake/intake.ts";
+import { acceptPostedEnvelope } from "./intake/intake.ts";
 import { parseJsonBody, readBodyCapped } from "./intake/request-body.ts";
 import { assertMayClaim, claimHasToken } from "./access/admission.ts";
 import { hubRoutes } from "./hub/hub-routes.ts";
-import { acceptFlatHubHook, learnPrefix } from "./hub/hub-bridge.ts";
+import { acceptHookBody } from "./hub/webhook-era/hub-webhook.ts";
 import { queryInteger } from "./delivery/query-params.ts";
 import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
@@ -28,14 +31,18 @@ import { openSession } from "./delivery/socket-session.ts";
 import { admitSocket } from "./delivery/socket-limits.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 import type { Admission } from "./access/admission.ts";
+import type { HubLink } from "./hub/hub-link.ts";
 import type { InboxConfig } from "./inbox-config.ts";
-import type { HubRouteHost } from "./hub/hub-routes.ts";
 import type { QueueHost } from "./delivery/queue-routes.ts";
 import type { SourceHost } from "./sources/source-routes.ts";
 
-/** What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need. */
-export interface InboxHost extends QueueHost, HubRouteHost, SourceHost {
+/**
+ * What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need:
+ * a narrow view of it (its config, sockets and waiters), and its hub link.
+ */
+export interface InboxHost extends QueueHost, SourceHost {
   readonly config: InboxConfig | null;
+  readonly hub: HubLink;
   admission(): Admission | RelayError;
   defaultHubUrl(): string | undefined;
   setConfig(config: InboxConfig, hubChanged: boolean): Promise<void>;
@@ -91,7 +98,10 @@ export function inboxRouter(inbox: InboxHost): Hono {
     });
     await inbox.setConfig(config, existing?.hub_url !== config.hub_url);
     // A link set to pull starts pulling at once (the alarm keeps it going).
-    if (config.hub?.mode === "pull") await inbox.ensureAlarm(now);
+    if (config.hub?.mode === "pull") {
+      inbox.hub.pullAtNextAlarm();
+      await inbox.ensureAlarm(now);
+    }
     const urls = inboxUrls(c.req.raw, agentId);
     return c.json(
       {
@@ -119,19 +129,10 @@ export function inboxRouter(inbox: InboxHost): Hono {
     if (!canonical.ok) {
       throw new RelayError(400, "invalid_subpath", `${canonical.problem}; the sub-path after /hooks/ must be segments of [A-Za-z0-9._~-] (no ".", "..", empty or encoded-slash segments, at most ${SUBPATH_MAX_LENGTH} characters), e.g. agentgram_inbox/agent`);
     }
-    const subpath = canonical.subpath;
     const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
-    const shape = classifyHookBody(body);
-    // The hub probes both sub-paths with {"probe": true} at registration; a probe is never stored.
-    if (shape.kind === "probe") {
-      learnPrefix(inbox, subpath);
-      return c.json({ ok: true, probe: true }, 200);
-    }
-    const arrival = { via: "hook" as const, body, subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
-    const now = Date.now();
-    if (shape.kind === "envelope") return c.json(await acceptEnvelope(inbox.intake(now), parseEnvelope(shape.envelope), arrival), 202);
-    const flat = await acceptFlatHubHook(inbox, arrival, now);
-    return c.json(flat ?? (await acceptOpaqueHook(inbox.intake(now), arrival)), 202);
+    const hook = { body, subpath: canonical.subpath, contentType: c.req.header("content-type") ?? "application/octet-stream" };
+    const answer = await acceptHookBody(hook, () => inbox.intake(), inbox.hub);
+    return c.json(answer.body, answer.status);
   });
 
   app.post("/inbox/:agent_id/envelopes", async (c) => {
@@ -141,8 +142,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
     const envelope = parseEnvelope(json);
     // Stored as sent when it holds nothing but the envelope (a leading BOM, which the parse skips, would not be).
     const asSent = holdsOnlySignedFields(json, envelope) && body[0] !== 0xef;
-    const answer = await acceptEnvelope(inbox.intake(), envelope, { via: "direct", body, asSent });
-    return c.json(answer, 202);
+    return c.json(await acceptPostedEnvelope(inbox.intake(), envelope, asSent ? body : null), 202);
   });
 
   app.get("/inbox/:agent_id/connect", async (c) => {
@@ -199,7 +199,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
   });
 
   app.route("/", queueRoutes(inbox));
-  app.route("/", hubRoutes(inbox));
+  app.route("/", hubRoutes(inbox, inbox.hub));
   app.route("/", sourceRoutes(inbox));
   return app;
 }

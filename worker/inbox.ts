@@ -1,55 +1,46 @@
 // One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's
-// WebSocket and the alarm that expires messages and retries receipts. Decisions live in intake.ts,
-// socket-session.ts and inbox-store.ts; HTTP parsing in inbox-routes.ts.
+// WebSocket and the alarm, and composes the parts that do the work — the hub link (hub/hub-link.ts:
+// the hub token, pulling and the webhook era's bridge), receipts to sibling inboxes
+// (intake/sibling-sender.ts), the webhook sources (sources/source-book.ts) and the alarm's jobs
+// (housekeeping.ts). Decisions live in the intake steps (intake/), socket-session.ts and
+// inbox-store.ts; HTTP parsing in inbox-routes.ts. Covered by every test under test/worker/.
 import { DurableObject } from "cloudflare:workers";
-import {
-  PING_FRAME,
-  PONG_FRAME,
-  RelayError,
-  isAgentId,
-} from "../protocol/index.ts";
-import type { Envelope, KeyRecord } from "../protocol/index.ts";
+import type { Hono } from "hono";
+import { PING_FRAME, PONG_FRAME, RelayError, isAgentId } from "../protocol/index.ts";
+import type { HubTokenFrame, KeyRecord } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
+import { isSealed, openSecret, sealSecret } from "./access/secret-box.ts";
+import { answerClientFrame } from "./delivery/client-frames.ts";
+import { answerSocketError, endEveryConnection, reapPlan } from "./delivery/socket-limits.ts";
+import { closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
 import type { Env, InboxRpc } from "./env.ts";
+import { JobFailures, housekeepingJobs, runHousekeeping } from "./housekeeping.ts";
+import type { HousekeepingJob, JobFailure } from "./housekeeping.ts";
 import { fetchHubKey } from "./hub/hub-client.ts";
+import { HubLink, hubTimingsFrom } from "./hub/hub-link.ts";
 import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
-import { InboxStore } from "./storage/inbox-store.ts";
-import type { InFlight } from "./storage/stored-message.ts";
-import type { IntakeContext } from "./intake/intake.ts";
+import type { IntakeContext } from "./intake/intake-context.ts";
 import { KeyResolver } from "./intake/key-resolver.ts";
-import { runHousekeeping } from "./housekeeping.ts";
 import { RateLimiter } from "./intake/rate-limiter.ts";
 import { receiptSigner } from "./intake/receipts.ts";
-import { isSealed, openSecret, sealSecret } from "./access/secret-box.ts";
-import { SourceBook } from "./sources/source-book.ts";
-import { SiblingCourier, SiblingOutbox, siblingReceipt, storeSiblingReceipts } from "./intake/sibling-receipts.ts";
-import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
 import type { Signer } from "./intake/receipts.ts";
-import { closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
-import { forgetHubToken, tokenFrame } from "./hub/hub-token.ts";
-import type { HeldHubToken } from "./hub/hub-token.ts";
-import type { PullState } from "./hub/hub-pull.ts";
-import { answerClientFrame } from "./delivery/client-frames.ts";
-import { answerSocketError, endEveryConnection, reapPlan } from "./delivery/socket-limits.ts";
+import { storeSiblingReceipts } from "./intake/sibling-receipts.ts";
+import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
+import { SiblingSender } from "./intake/sibling-sender.ts";
+import { SourceBook } from "./sources/source-book.ts";
+import { InboxStore } from "./storage/inbox-store.ts";
+import type { InFlight } from "./storage/stored-message.ts";
 
 export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly store: InboxStore;
   config: InboxConfig | null;
   readonly rates = new RateLimiter();
   readonly keys: KeyResolver;
-  private signerPromise: Promise<Signer> | null = null;
-  private alarmAt: number | null = null;
-  /** Pull mode (hub-pull.ts): in memory; after an eviction the next alarm pulls at once. */
-  readonly pull: PullState = { running: null, again: false, nextAt: null, delayMs: null };
-  /** The agent's hub JWT (hub-token.ts): undefined until read from storage, where it is kept sealed. */
-  hubToken: HeldHubToken | null | undefined = undefined;
-  tokenRefresh: Promise<HeldHubToken> | null = null;
-  private readonly waiters = new Set<() => void>();
-  readonly courier = new SiblingCourier((agentId, batch) => this.sibling(agentId).acceptSiblingReceipts(batch));
-  readonly outbox: SiblingOutbox;
+  /** The link to the inbox's hub; its token, pull schedule and bridge state are its own. */
+  readonly hub: HubLink;
   /** Webhook sources (sources/): GitHub, Stripe, Slack, Standard Webhooks, token. */
   readonly sources = new SourceBook(this.ctx.storage.sql, {
     agentId: () => this.requireConfig().agent_id,
@@ -57,23 +48,59 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   });
   /** Where each source's events go now, read as each delivery frame is built (delivery-frame.ts). */
   readonly forwardTargets = (name: string) => this.sources.forwardTarget(name);
+  private readonly siblings: SiblingSender;
+  private readonly jobs: HousekeepingJob[];
+  private readonly jobFailures: JobFailures;
+  private signerPromise: Promise<Signer> | null = null;
+  private alarmAtMs: number | null = null;
+  private readonly waiters = new Set<() => void>();
   private readonly intakeHooks: Omit<IntakeContext, "config" | "nowMs">;
-  private readonly router = inboxRouter(this);
+  private readonly router: Hono;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.store = new InboxStore(ctx.storage.sql);
-    this.config = this.store.loadConfig();
-    this.outbox = new SiblingOutbox(this);
-    this.intakeHooks = this.makeIntakeHooks();
+    const store = (this.store = new InboxStore(ctx.storage.sql));
+    this.config = store.loadConfig();
+    const ensureAlarm = (atMs: number) => this.ensureAlarm(atMs);
+    this.siblings = new SiblingSender({
+      store,
+      agentId: () => this.config?.agent_id ?? null,
+      sibling: (agentId) => this.sibling(agentId),
+      acceptHere: (receipts) => this.acceptSiblingReceipts(receipts),
+      ensureAlarm,
+    });
     this.keys = new KeyResolver({
       relay: (agentId, keyId) => this.relayKey(agentId, keyId),
       hub: (agentId, keyId) => fetchHubKey(this.requireConfig().hub_url, agentId, keyId),
     });
+    this.intakeHooks = this.makeIntakeHooks();
+    this.hub = new HubLink({
+      store,
+      config: () => this.requireConfig(),
+      signer: () => this.signer(),
+      intake: (nowMs) => this.intake(nowMs),
+      ensureAlarm,
+      announceToken: (frame) => this.announce(frame),
+      sealingSecret: env.RECEIPT_KEY_SECRET,
+      timings: hubTimingsFrom(env),
+    });
+    this.jobFailures = new JobFailures(store);
+    this.jobs = housekeepingJobs({
+      store,
+      config: () => this.config,
+      sockets: () => this.sockets(),
+      inFlight: () => this.inFlight(),
+      signer: () => this.signer(),
+      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt),
+      sibling: (agentId) => this.sibling(agentId),
+      owedAcks: this.siblings.owed,
+      hub: this.hub,
+    });
+    this.router = inboxRouter(this);
     // Answered by the runtime without waking a hibernated object (a WebSocket auto-response).
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_FRAME, PONG_FRAME));
     void ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
+      this.alarmAtMs = await ctx.storage.getAlarm();
     });
   }
 
@@ -95,12 +122,22 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     this.ctx.acceptWebSocket(ws);
   }
 
+  /** Sends a frame to the authenticated agent (a hub token it should write into its credentials file). */
+  private announce(frame: HubTokenFrame): void {
+    for (const ws of this.sockets()) if (stateOf(ws)?.authed) send(ws, frame);
+  }
+
   sibling(agentId: string): DurableObjectStub<InboxRpc> {
     return this.env.INBOX.getByName(agentId);
   }
 
   defaultHubUrl(): string | undefined {
     return this.env.DEFAULT_HUB_URL;
+  }
+
+  /** What the alarm's jobs failed at, by job (GET …/queue shows it). */
+  housekeepingFailures(): Record<string, JobFailure> {
+    return this.jobFailures.view();
   }
 
   requireConfig(): InboxConfig {
@@ -120,24 +157,8 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     this.signerPromise = null;
     if (hubChanged) {
       this.keys.clear();
-      // A token of another hub means nothing at this one.
-      await forgetHubToken(this);
+      await this.hub.forgetToken();
     }
-  }
-
-  // --- the hub token, kept sealed like the receipt key (hub-token.ts) -----------------------------
-
-  sealHubToken(plain: string): Promise<string> {
-    const secret = this.env.RECEIPT_KEY_SECRET;
-    return secret ? sealSecret(plain, `${this.requireConfig().agent_id}/hub-token`, secret) : Promise.resolve(plain);
-  }
-
-  openHubToken(stored: string): Promise<string> {
-    return openSecret(stored, `${this.requireConfig().agent_id}/hub-token`, this.env.RECEIPT_KEY_SECRET, "hub token", "hub_token_unavailable");
-  }
-
-  announceHubToken(held: HeldHubToken): void {
-    for (const ws of this.sockets()) if (stateOf(ws)?.authed) send(ws, tokenFrame(held));
   }
 
   signer(): Promise<Signer> {
@@ -165,15 +186,15 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
       rates: this.rates,
       resolveKey: (agentId, keyId) => this.keys.resolve(agentId, keyId, Date.now()),
       signer: () => this.signer(),
-      stored: async (_seq, expiresAt) => {
-        await this.ensureAlarm(expiresAt);
+      stored: async (_seq, expiresAtMs) => {
+        await this.ensureAlarm(expiresAtMs);
         this.wakeConsumers();
       },
-      sendToSibling: (agentId, receipt) => this.sendToSibling(agentId, receipt),
-      outbox: this.outbox,
-      sendToHub: async (receipt, expiresAt, afterMs = 0) => {
+      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt),
+      owedAcks: this.siblings.owed,
+      sendToHub: async (receipt, expiresAtMs, afterMs) => {
         const at = Date.now() + afterMs;
-        this.store.enqueueOutbox(`hub:${this.requireConfig().hub_url}`, JSON.stringify(receipt), at, expiresAt);
+        this.store.enqueueOutbox({ kind: "hub", hubUrl: this.requireConfig().hub_url }, JSON.stringify(receipt), at, expiresAtMs);
         await this.ensureAlarm(at);
       },
     };
@@ -215,28 +236,6 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     return this.sibling(agentId).lookupKey(keyId);
   }
 
-  /** Stores `receipt` in agentId's inbox on this relay now; a full or failing one is retried from the alarm. */
-  async sendToSibling(agentId: string, receipt: Envelope): Promise<void> {
-    const item = await siblingReceipt(receipt);
-    let result: SiblingResult | "error" = "error";
-    if (agentId !== this.config?.agent_id) result = (await this.courier.send(agentId, [item]))[0] ?? "error";
-    else {
-      try {
-        result = (await this.acceptSiblingReceipts([item]))[0]!;
-      } catch (err) {
-        console.error(`Inbox.sendToSibling: ${agentId}:`, err);
-      }
-    }
-    if (result === "full" || result === "error") await this.retryLater(agentId, item);
-  }
-
-  /** A receipt its sibling could not take now: the outbox table, retried from the alarm until its TTL. */
-  async retryLater(agentId: string, receipt: SiblingReceipt): Promise<void> {
-    const now = Date.now();
-    this.store.enqueueOutbox(`relay:${agentId}`, receipt.json, now + 1000, now + receipt.ttl_sec * 1000);
-    await this.ensureAlarm(now + 1000);
-  }
-
   // --- consumers ---------------------------------------------------------------------------------
 
   wakeConsumers(): void {
@@ -257,10 +256,10 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     });
   }
 
-  async ensureAlarm(at: number): Promise<void> {
-    if (this.alarmAt !== null && this.alarmAt <= at) return;
-    this.alarmAt = at;
-    await this.ctx.storage.setAlarm(at);
+  async ensureAlarm(atMs: number): Promise<void> {
+    if (this.alarmAtMs !== null && this.alarmAtMs <= atMs) return;
+    this.alarmAtMs = atMs;
+    await this.ctx.storage.setAlarm(atMs);
   }
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
@@ -281,12 +280,11 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   }
 
   override async alarm(): Promise<void> {
-    this.alarmAt = null;
+    this.alarmAtMs = null;
     let reap: string | null = null;
     try {
-      // First what is owed to sibling inboxes (after an eviction, what the previous life owed).
-      await this.outbox.flush();
-      const next = await runHousekeeping(this, Date.now());
+      // Each job is guarded on its own (housekeeping.ts); this guards scheduling the next run.
+      const next = await runHousekeeping(this.jobs, Date.now(), this.jobFailures);
       if (next !== null) await this.ensureAlarm(next);
       reap = reapPlan(this.sockets(), Date.now()).reap;
     } catch (err) {

@@ -84,6 +84,27 @@ describe("bridging the webhook era's flat bodies", () => {
     expect((await stored(inbox, b.id))?.msg_id).toBe(plain.msg_id);
   });
 
+  it("acknowledges a delivered record whose body never came here once the record is past its 30 s grace, and waits on one still inside it", async () => {
+    const inbox = await webhookInbox();
+    const alice = await registeredAgent();
+    const room = `rm_dm_${[alice.id, inbox.agent.id].sort().join("_")}`;
+    const sent = async (text: string) => signedBy(alice, await draftEnvelope({ from: alice.id, to: inbox.agent.id, type: "message", payload: { text } }));
+    const [old, young] = [await sent("pushed elsewhere"), await sent("pushed elsewhere too")];
+    // A body that matches neither record (the hub pushed theirs to another endpoint) wakes the bridge.
+    const res = await postHook(inbox, "agentgram_inbox/agent", flatBody(alice, "Alice", "something else", "agentline:elsewhere"));
+    expect(res.status).toBe(202);
+    await res.json();
+    const createdAgo = (ms: number) => new Date(Date.now() - ms).toISOString();
+    await scriptHistory(inbox.agent.id, [historyRecord(old, room, { created_at: createdAgo(31_000) }), historyRecord(young, room, { created_at: createdAgo(1000) })]);
+    await bridge(inbox);
+    await runDurableObjectAlarm(stub(inbox)); // the ack leaves from the outbox
+    const acked = (await hubReceipts(inbox.agent.id)).map((r) => r.reply_to);
+    expect(acked).toContain(old.msg_id);
+    expect(acked).not.toContain(young.msg_id);
+    const state = await runInDurableObject(stub(inbox), (o) => o.store.loadHubState());
+    expect({ claims: state.claims.length, cursorWaits: state.history_cursor !== null && state.bridge_due_at !== null }).toEqual({ claims: 1, cursorWaits: true });
+  });
+
   it("does not name a body by a record of another room, and refuses a sender the inbox blocks before storing", async () => {
     const alice = await registeredAgent();
     const inbox = await webhookInbox();

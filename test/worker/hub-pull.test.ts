@@ -119,20 +119,23 @@ describe("pulling from today's hub", () => {
   it("costs nothing but its alarm while nothing arrives: a quiet pull writes no row and sets one alarm, further off each time", async () => {
     const inbox = await pullingInbox();
     const stub = env.INBOX.getByName(inbox.agent.id);
+    // A pull that finds something starts the wait over at 15 s: here the hub's own note (unsigned, no ack).
+    const note = await draftEnvelope({ from: "hub", to: inbox.agent.id, type: "system", payload: { text: "[BotCord Hub] Welcome!" } });
+    await scriptInbox(inbox.agent.id, [inboxRecord({ ...note, sig: { alg: "ed25519", key_id: "hub", value: "" } }, { room_id: null, room_member_count: null })]);
+    await alarm(inbox);
     // Count the alarm's own setAlarm calls (each a row written on the bill) and SQLite's rows.
-    await runInDurableObject(stub, (o, state) => {
+    await runInDurableObject(stub, (_o, state) => {
       const storage = state.storage as unknown as { setAlarm(at: number): Promise<void>; alarmsSet?: number };
       const set = storage.setAlarm.bind(storage);
       storage.alarmsSet = 0;
       storage.setAlarm = (at: number) => ((storage.alarmsSet = (storage.alarmsSet ?? 0) + 1), set(at));
-      o.pull.delayMs = 15_000; // as after a pull that found something
     });
     const waits: number[] = [];
     const before = await runInDurableObject(stub, (o) => o.store.rowsWritten);
     for (let i = 0; i < 4; i++) {
       const start = Date.now();
       await alarm(inbox);
-      waits.push(await runInDurableObject(stub, (o) => Math.round((o.pull.nextAt! - start) / 15_000) * 15));
+      waits.push(await runInDurableObject(stub, (o) => Math.round((o.hub.pullStatus().nextAtMs! - start) / 15_000) * 15));
     }
     const after = await runInDurableObject(stub, (o, state) => ({ rows: o.store.rowsWritten, alarms: (state.storage as unknown as { alarmsSet: number }).alarmsSet }));
     expect(waits).toEqual([30, 60, 120, 120]);

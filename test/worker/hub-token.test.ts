@@ -1,9 +1,13 @@
 // One hub token per agent: the inbox refreshes only when it must, keeps the token (sealed) across an
 // eviction, counts a refusal of a token that had not expired as another client's refresh, takes a
 // newer token from its agent or owner, and hands its own down — never showing it in the status view.
+// A refresh answer without `expires_at` is held for the JWT's own `exp`, else the hub's 24 h.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
+import { toBase64Url, utf8 } from "../../protocol/index.ts";
+import { HUB_TOKEN_LIFE_MS, tokenExpiryMs } from "../../worker/hub/hub-client.ts";
+import { REFRESH_MARGIN_MS } from "../../worker/hub/hub-token.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { errorCode, signedFetch } from "../support/workerd/agents.ts";
 import { hubSide, pullNow, pullingInbox, refreshElsewhere } from "../support/workerd/hub-link.ts";
@@ -75,5 +79,24 @@ describe("the inbox's hub token", () => {
     const stale = await signedFetch(inbox.agent, "PUT", path, { token: "tok_stale", expires_at: theirs.expires_at - 10 });
     expect(((await stale.json()) as { taken: boolean }).taken).toBe(false);
     expect(await errorCode(await signedFetch(inbox.agent, "PUT", path, { token: "has space", expires_at: 1 }))).toBe("invalid_hub_token");
+  });
+});
+
+describe("a refreshed token's expiry", () => {
+  const nowMs = Date.UTC(2026, 11, 1);
+  const jwt = (claims: Record<string, unknown>) => [{ alg: "HS256", typ: "JWT" }, claims].map((part) => toBase64Url(utf8(JSON.stringify(part)))).join(".") + ".c2ln";
+
+  it("is the answer's expires_at, in unix seconds or ms", () => {
+    expect(tokenExpiryMs(1_800_000_000, "tok", nowMs)).toBe(1_800_000_000_000);
+    expect(tokenExpiryMs(1_800_000_000_000, "tok", nowMs)).toBe(1_800_000_000_000);
+    expect(tokenExpiryMs("2027-01-15T10:00:00Z", "tok", nowMs)).toBe(Date.UTC(2027, 0, 15, 10));
+  });
+
+  it("without expires_at is the JWT's exp, else the hub's 24 h: never inside the refresh margin (it was now + 1 h, so every pull refreshed and ended the agent's other clients' tokens)", () => {
+    const exp = Math.floor(nowMs / 1000) + 20 * 3600;
+    expect(tokenExpiryMs(undefined, jwt({ sub: "ag_1", exp }), nowMs)).toBe(exp * 1000);
+    expect(tokenExpiryMs(null, "tok_not_a_jwt", nowMs)).toBe(nowMs + HUB_TOKEN_LIFE_MS);
+    expect(tokenExpiryMs("soon", jwt({ sub: "ag_1" }), nowMs)).toBe(nowMs + HUB_TOKEN_LIFE_MS);
+    expect(tokenExpiryMs(undefined, "tok_not_a_jwt", nowMs) - nowMs).toBeGreaterThan(REFRESH_MARGIN_MS);
   });
 });

@@ -68,7 +68,7 @@ describe("listing the queue", () => {
     expect((await listQueue(inbox.agent, "state=queued")).summary).toEqual({ queued: 0, sent: 0, dead: 1, oldest_waiting_at: null });
     const fresh = await claimInbox();
     expect(await listQueue(fresh.agent)).toEqual({
-      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null },
+      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null }, housekeeping_failures: {},
     });
   });
 

@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import type { DeliveryFrame, SourceView, StoredRequest } from "../../protocol/index.ts";
+import { SCHEMA_VERSION } from "../../worker/storage/schema.ts";
 import { claimInbox, errorCode, poll, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
@@ -223,8 +224,9 @@ describe("schema 5", () => {
     const sent = await stripeEvent(inbox);
     await runInDurableObject(stub(inbox), (_i, state) => {
       const sql = state.storage.sql;
-      // Back to what schema 4 stored: no request column, a source's JSON without forward.
+      // Back to what schema 4 stored: no request column (nor schema 6's outbox kind), a source's JSON without forward.
       sql.exec(`ALTER TABLE messages DROP COLUMN request`);
+      sql.exec(`ALTER TABLE outbox DROP COLUMN kind`);
       sql.exec(`UPDATE meta SET value = '4' WHERE key = 'schema_version'`);
       const json = JSON.parse(String(sql.exec(`SELECT json FROM sources WHERE name = 'stripe'`).one().json)) as Record<string, unknown>;
       delete json.forward;
@@ -235,7 +237,7 @@ describe("schema 5", () => {
       version: state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
       request: state.storage.sql.exec(`SELECT request FROM messages WHERE seq = ?`, sent.id).one().request,
     }));
-    expect(after).toEqual({ version: "5", request: null });
+    expect(after).toEqual({ version: String(SCHEMA_VERSION), request: null });
     expect(await listed(inbox, "stripe")).toMatchObject({ forward: null, allow_public_target: false });
     expect(await detail(inbox, sent.id)).toMatchObject({ request: null, forward: null });
     expect((await frameOf(inbox, sent.id)).forward).toBeUndefined();

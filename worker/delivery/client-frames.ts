@@ -6,20 +6,20 @@
 // test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts,
 // test/worker/websocket-limits.test.ts and test/worker/hub-token.test.ts.
 import { CLOSE_CODES, parseClientFrame } from "../../protocol/index.ts";
-import { effectivePrefix } from "../hub/hub-link.ts";
-import { pullFromHub } from "../hub/hub-pull.ts";
-import type { PullHost } from "../hub/hub-pull.ts";
-import { heldHubToken, offerHubToken, tokenFrame } from "../hub/hub-token.ts";
-import { hubLinkOf } from "../inbox-config.ts";
+import type { HubLink } from "../hub/hub-link.ts";
+import { tokenFrame } from "../hub/hub-token.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES, frameTooLarge } from "./socket-limits.ts";
 import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, stateOf } from "./socket-session.ts";
 import type { Outgoing } from "./socket-session.ts";
 
-/** What answering a frame needs of its inbox. */
-export interface FrameHost extends PullHost, Outgoing {
+/** What answering a frame needs of its inbox (a narrow view of it: inbox.ts), and its hub link. */
+export interface FrameHost extends Outgoing {
   readonly config: InboxConfig | null;
+  readonly hub: HubLink;
+  requireConfig(): InboxConfig;
   sockets(): WebSocket[];
+  ensureAlarm(at: number): Promise<void>;
 }
 
 export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
@@ -60,26 +60,18 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
         closeSocket(other, CLOSE_CODES.replaced, "replaced");
       }
     }
-    const link = hubLinkOf(config);
-    beginDelivery(ws, host, after, frame.window, effectivePrefix(link, host.store.loadHubState()), link.mode);
-    if (link.mode !== "off") {
-      // The agent keeps its credentials file on the inbox's token (and answers with a newer one it has).
-      const held = await heldHubToken(host).catch(() => null);
-      if (held) send(ws, tokenFrame(held));
-    }
-    // A pulling inbox looks at the hub as soon as its agent is back.
-    if (link.mode === "pull") {
-      host.pull.nextAt = Date.now();
-      await host.ensureAlarm(host.pull.nextAt);
-    }
+    beginDelivery(ws, host, after, frame.window, host.hub.prefix(), host.hub.settings().mode);
+    // The agent keeps its credentials file on the inbox's token; a pulling inbox looks at the hub at once.
+    const token = await host.hub.agentConnected(Date.now());
+    if (token) send(ws, token);
     return;
   }
   if (frame.type === "hub_pull") {
-    if (hubLinkOf(host.config).mode === "pull") await pullFromHub(host, { schedule: true });
+    if (host.hub.settings().mode === "pull") await host.hub.pullNow();
     return;
   }
   if (frame.type === "hub_token") {
-    const { taken, held } = await offerHubToken(host, frame, "agent", Date.now());
+    const { taken, held } = await host.hub.offerToken(frame, "agent", Date.now());
     // Ours is newer: the agent should write that one into its credentials file.
     if (!taken && held && held.token !== frame.token) send(ws, tokenFrame(held));
     return;

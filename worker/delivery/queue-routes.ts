@@ -13,6 +13,7 @@ import type { InboxStore } from "../storage/inbox-store.ts";
 import type { InFlight, MessageMeta } from "../storage/stored-message.ts";
 import { queryInteger } from "./query-params.ts";
 import { requireOwner } from "../access/request-auth.ts";
+import type { JobFailure } from "../housekeeping.ts";
 
 /** What these routes need of the inbox. */
 export interface QueueHost {
@@ -24,6 +25,8 @@ export interface QueueHost {
   ensureAlarm(at: number): Promise<void>;
   /** Where each source's events go now (delivery-frame.ts). */
   readonly forwardTargets: ForwardTargets;
+  /** What the alarm's jobs failed at, by job (housekeeping.ts): shown with the listing. */
+  housekeepingFailures(): Record<string, JobFailure>;
 }
 
 const LIST_MAX = 200;
@@ -90,6 +93,7 @@ export function queueRoutes(host: QueueHost): Hono {
       has_more: items.length > limit,
       next_after: messages.length > 0 ? messages[messages.length - 1]!.id : after,
       summary: queueSummary(host),
+      housekeeping_failures: host.housekeepingFailures(),
     });
   });
 

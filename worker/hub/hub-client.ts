@@ -1,11 +1,12 @@
 // The hub endpoints the relay calls: key look-up and receipt posting (any hub), and, for an inbox
-// linked to its hub, token refresh (hub-token.ts), history (hub-bridge.ts) and the pull inbox with its
-// leases and two-phase ack (hub-pull.ts). Every answer is read as the relay reads a request
-// (protocol/strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth); a bad answer
-// is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
+// linked to its hub, token refresh (hub-token.ts), history (webhook-era/hub-bridge.ts) and the pull
+// inbox with its leases and two-phase ack (hub-pull.ts). Every answer is read as the relay reads a
+// request (protocol/strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth); a bad
+// answer is a HubCallError (key_lookup_failed for a key), never a 500, and a bad record in a page of
 // records is set aside with its reason (hub-page.ts) without holding up the others.
-// Covered by test/worker/hub-pull.test.ts and test/worker/bad-input/surrogates.test.ts.
-import { RelayError, decodeUtf8Text, isKeyId, parseStrictJson } from "../../protocol/index.ts";
+// Covered by test/worker/hub-pull.test.ts, test/worker/hub-token.test.ts (a token's expiry) and
+// test/worker/bad-input/surrogates.test.ts.
+import { RelayError, decodeUtf8Text, fromBase64Url, isKeyId, parseStrictJson } from "../../protocol/index.ts";
 import type { KeyRecord, KeyState } from "../../protocol/index.ts";
 import { HubCallError, readPage } from "./hub-page.ts";
 import type { HubRecord } from "./hub-page.ts";
@@ -140,16 +141,42 @@ async function hubJson(url: string, init: RequestInit, what: string): Promise<Re
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
 
+/** The hub mints agent tokens for 24 h (its JWT_EXPIRE_HOURS default). */
+export const HUB_TOKEN_LIFE_MS = 24 * 3600_000;
+
+/** The `exp` claim (unix seconds) of a JWT, in ms; null when the token is not a JWT that carries one. */
+function jwtExpiryMs(token: string): number | null {
+  const payload = fromBase64Url(token.split(".")[1] ?? "");
+  if (!payload) return null;
+  try {
+    const exp = (JSON.parse(new TextDecoder().decode(payload)) as { exp?: unknown }).exp;
+    return typeof exp === "number" && Number.isFinite(exp) && exp > 0 ? exp * 1000 : null;
+  } catch {
+    // Not JSON inside: not a JWT this relay can read a lifetime from.
+    return null;
+  }
+}
+
+/**
+ * When a refreshed token expires: the answer's `expires_at` (unix seconds, or ms, or an ISO date), else
+ * the JWT's own `exp`, else the hub's 24 h. Never "an hour from now": that is the refresh margin
+ * (hub-token.ts), so the relay would refresh on every call and end every other client's token.
+ */
+export function tokenExpiryMs(expiresAt: unknown, token: string, nowMs: number): number {
+  const stated = typeof expiresAt === "number" ? expiresAt * (expiresAt < 1e12 ? 1000 : 1) : typeof expiresAt === "string" ? Date.parse(expiresAt) : NaN;
+  if (Number.isFinite(stated) && stated > 0) return stated;
+  return jwtExpiryMs(token) ?? nowMs + HUB_TOKEN_LIFE_MS;
+}
+
 /** POST /registry/agents/{id}/token/refresh: a JWT for the agent, proven by an active key's signature over a fresh nonce. */
-export async function refreshHubToken(hubUrl: string, agentId: string, keyId: string, nonce: string, sig: string): Promise<{ token: string; expiresAt: number }> {
+export async function refreshHubToken(hubUrl: string, agentId: string, keyId: string, nonce: string, sig: string): Promise<{ token: string; expiresAtMs: number }> {
   const body = await hubJson(
     `${hubUrl}/registry/agents/${encodeURIComponent(agentId)}/token/refresh`,
     { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ key_id: keyId, nonce, sig }) },
     "token refresh",
   );
   if (typeof body.agent_token !== "string") throw new HubCallError(502, "token refresh: the hub's answer has no agent_token");
-  const expires = typeof body.expires_at === "number" ? body.expires_at * (body.expires_at < 1e12 ? 1000 : 1) : Date.parse(String(body.expires_at));
-  return { token: body.agent_token, expiresAt: Number.isFinite(expires) ? expires : Date.now() + 3600_000 };
+  return { token: body.agent_token, expiresAtMs: tokenExpiryMs(body.expires_at, body.agent_token, Date.now()) };
 }
 
 /**

@@ -2,8 +2,8 @@
 // "has_more":…}. A record that fails the strict rules (strict-json.ts: a duplicate key, a lone
 // surrogate, too deep) is set aside with the reason instead of failing the page, so one bad record
 // neither holds up the others nor comes back forever: the pull stores it dead and confirms it
-// (hub-pull.ts), the bridge passes over it (hub-bridge.ts). A page whose own frame is bad is a
-// HubCallError. Used by hub-client.ts, hub-pull.ts and hub-bridge.ts; covered by
+// (hub-pull.ts), the bridge passes over it (webhook-era/hub-bridge.ts). A page whose own frame is bad
+// is a HubCallError. Used by hub-client.ts, hub-pull.ts and webhook-era/hub-bridge.ts; covered by
 // test/worker/bad-input/surrogates.test.ts.
 import { MAX_JSON_DEPTH, containerEnd, strictJsonProblem } from "../../protocol/index.ts";
 

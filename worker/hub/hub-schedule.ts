@@ -4,7 +4,7 @@
 // off while nothing arrives — 15, 30, 60 … up to the link's pull_interval_sec (default 120 s) — and
 // starts over at 15 s when something does. While the agent is connected it holds the hub's WebSocket
 // and asks for a pull the moment the hub says there is mail, so latency does not depend on this.
-// Pure; used by hub-pull.ts and hub-routes.ts, covered by test/worker/hub-schedule.test.ts.
+// Pure; used by hub-pull.ts and hub-link.ts (the hub view), covered by test/worker/hub-schedule.test.ts.
 
 export const PULL_FLOOR_MS = 15_000;
 const DAY_MS = 86_400_000;

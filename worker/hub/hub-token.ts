@@ -5,10 +5,12 @@
 // (its credentials file, a registration), and hands its own to the agent, which writes it into the
 // credentials file: every client on the machine then uses the same token. A 401 on a token that had
 // not expired means another client refreshed: counted in the hub state for `hub status` and `doctor`.
-// Used by hub-bridge.ts, hub-pull.ts, hub-routes.ts and client-frames.ts; covered by
+// Times are ms inside; the wire (the hub_token frame, the token routes) and the stored row keep the
+// hub's unix seconds for `expires_at`. Owned by the hub link (hub-link.ts); covered by
 // test/worker/hub-token.test.ts and test/node/hub-link.e2e.test.ts.
 import { fromBase64, randomBytes, toBase64 } from "../../protocol/index.ts";
 import type { HubTokenFrame } from "../../protocol/index.ts";
+import { openSecret, sealSecret } from "../access/secret-box.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { Signer } from "../intake/receipts.ts";
@@ -18,127 +20,158 @@ export type HubTokenSource = "refresh" | "owner" | "agent";
 
 export interface HeldHubToken {
   token: string;
-  /** Unix seconds, as the hub says it. */
-  expires_at: number;
+  /** Whole seconds, as the hub states them, held in ms. */
+  expiresAtMs: number;
   /** Who got it: the inbox's own refresh, the owner's `hub register`, or the connected agent. */
+  source: HubTokenSource;
+  obtainedAtMs: number;
+}
+
+/** The meta row as every version of the relay wrote it: `expires_at` unix seconds, `obtained_at` ms, the token sealed. */
+interface StoredHubToken {
+  token: string;
+  expires_at: number;
   source: HubTokenSource;
   obtained_at: number;
 }
 
-export interface TokenHost {
-  readonly store: InboxStore;
-  requireConfig(): InboxConfig;
-  signer(): Promise<Signer>;
-  /** In memory for the object's life: undefined until loaded from storage. */
-  hubToken: HeldHubToken | null | undefined;
-  /** A refresh under way, so two callers never mint two tokens (the second would end the first). */
-  tokenRefresh: Promise<HeldHubToken> | null;
-  sealHubToken(plain: string): Promise<string>;
-  openHubToken(stored: string): Promise<string>;
+/** What the keeper is built with: the store its row lives in, and the inbox's config, signer and sockets. */
+export interface HubTokenParts {
+  store: InboxStore;
+  config: () => InboxConfig;
+  signer: () => Promise<Signer>;
+  /** RECEIPT_KEY_SECRET: the token is sealed with it at rest, as the receipt key is. */
+  sealingSecret: string | undefined;
   /** Sends the token to the connected agent (a hub_token frame). */
-  announceHubToken(held: HeldHubToken): void;
+  announce: (frame: HubTokenFrame) => void;
 }
 
 const META_KEY = "hub_token";
 /** Refresh when less than this is left: the hub's tokens live 24 h. */
-export const REFRESH_MARGIN_SEC = 3600;
+export const REFRESH_MARGIN_MS = 3600_000;
 
-export async function heldHubToken(host: TokenHost): Promise<HeldHubToken | null> {
-  if (host.hubToken !== undefined) return host.hubToken;
-  const stored = host.store.readMeta(META_KEY);
-  if (stored === null) return (host.hubToken = null);
-  const record = JSON.parse(stored) as HeldHubToken;
-  try {
-    host.hubToken = { ...record, token: await host.openHubToken(record.token) };
-  } catch {
-    // Sealed under a secret the Worker no longer has: as good as none; the next call refreshes.
-    host.hubToken = null;
+const wholeSecondsMs = (ms: number) => Math.floor(ms / 1000) * 1000;
+
+export class HubTokenKeeper {
+  private readonly parts: HubTokenParts;
+  /** In memory for the object's life: undefined until read from storage. */
+  private held: HeldHubToken | null | undefined = undefined;
+  /** A refresh under way, so two callers never mint two tokens (the second would end the first). */
+  private refreshing: Promise<HeldHubToken> | null = null;
+
+  constructor(parts: HubTokenParts) {
+    this.parts = parts;
   }
-  return host.hubToken;
-}
 
-async function keep(host: TokenHost, held: HeldHubToken | null): Promise<void> {
-  host.store.writeMeta(META_KEY, held ? JSON.stringify({ ...held, token: await host.sealHubToken(held.token) }) : null);
-  host.hubToken = held;
-}
+  private sealLabel(): string {
+    return `${this.parts.config().agent_id}/hub-token`;
+  }
 
-/** Forgets the token (the hub URL changed: a token of another hub means nothing there). */
-export async function forgetHubToken(host: TokenHost): Promise<void> {
-  if ((await heldHubToken(host)) !== null) await keep(host, null);
-}
-
-/** POST …/token/refresh signed by the receipt key (an active key of the agent at the hub). */
-export function refreshHubTokenNow(host: TokenHost, nowMs: number): Promise<HeldHubToken> {
-  host.tokenRefresh ??= (async () => {
+  async current(): Promise<HeldHubToken | null> {
+    if (this.held !== undefined) return this.held;
+    const stored = this.parts.store.readMeta(META_KEY);
+    if (stored === null) return (this.held = null);
+    const row = JSON.parse(stored) as StoredHubToken;
     try {
-      const config = host.requireConfig();
-      const nonce = toBase64(randomBytes(32));
-      const sig = toBase64(await (await host.signer())(fromBase64(nonce)!));
-      const fresh = await refreshHubToken(config.hub_url, config.agent_id, config.receipt_key.key_id, nonce, sig);
-      const held: HeldHubToken = { token: fresh.token, expires_at: Math.floor(fresh.expiresAt / 1000), source: "refresh", obtained_at: nowMs };
-      await keep(host, held);
-      host.announceHubToken(held);
-      return held;
-    } finally {
-      host.tokenRefresh = null;
+      const token = await openSecret(row.token, this.sealLabel(), this.parts.sealingSecret, "hub token", "hub_token_unavailable");
+      this.held = { token, expiresAtMs: row.expires_at * 1000, source: row.source, obtainedAtMs: row.obtained_at };
+    } catch {
+      // Sealed under a secret the Worker no longer has: as good as none; the next call refreshes.
+      this.held = null;
     }
-  })();
-  return host.tokenRefresh;
-}
+    return this.held;
+  }
 
-/** A token good for at least the next hour: the held one, else a refresh (the held one if that fails). */
-export async function hubTokenFor(host: TokenHost, nowMs: number): Promise<string> {
-  const held = await heldHubToken(host);
-  if (held && held.expires_at * 1000 - nowMs > REFRESH_MARGIN_SEC * 1000) return held.token;
-  try {
-    return (await refreshHubTokenNow(host, nowMs)).token;
-  } catch (err) {
-    if (held && held.expires_at * 1000 > nowMs) return held.token;
-    throw err;
+  private async keep(held: HeldHubToken | null): Promise<void> {
+    const secret = this.parts.sealingSecret;
+    let row: string | null = null;
+    if (held) {
+      const token = secret ? await sealSecret(held.token, this.sealLabel(), secret) : held.token;
+      row = JSON.stringify({ token, expires_at: held.expiresAtMs / 1000, source: held.source, obtained_at: held.obtainedAtMs } satisfies StoredHubToken);
+    }
+    this.parts.store.writeMeta(META_KEY, row);
+    this.held = held;
+  }
+
+  /** Forgets the token (the hub URL changed: a token of another hub means nothing there). */
+  async forget(): Promise<void> {
+    if ((await this.current()) !== null) await this.keep(null);
+  }
+
+  /** POST …/token/refresh signed by the receipt key (an active key of the agent at the hub). */
+  refresh(nowMs: number): Promise<HeldHubToken> {
+    this.refreshing ??= (async () => {
+      try {
+        const config = this.parts.config();
+        const nonce = toBase64(randomBytes(32));
+        const sig = toBase64(await (await this.parts.signer())(fromBase64(nonce)!));
+        const fresh = await refreshHubToken(config.hub_url, config.agent_id, config.receipt_key.key_id, nonce, sig);
+        const held: HeldHubToken = { token: fresh.token, expiresAtMs: wholeSecondsMs(fresh.expiresAtMs), source: "refresh", obtainedAtMs: nowMs };
+        await this.keep(held);
+        this.parts.announce(tokenFrame(held));
+        return held;
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /** A token good for at least the next hour: the held one, else a refresh (the held one if that fails). */
+  async tokenFor(nowMs: number): Promise<string> {
+    const held = await this.current();
+    if (held && held.expiresAtMs - nowMs > REFRESH_MARGIN_MS) return held.token;
+    try {
+      return (await this.refresh(nowMs)).token;
+    } catch (err) {
+      if (held && held.expiresAtMs > nowMs) return held.token;
+      throw err;
+    }
+  }
+
+  /** The hub answered 401 to `token`: if it is the one held, it was ended by another client's refresh. */
+  async refused(token: string, nowMs: number): Promise<void> {
+    const held = await this.current();
+    if (!held || held.token !== token) return;
+    if (held.expiresAtMs > nowMs) {
+      this.parts.store.updateHubState((state) => (state.token_lost = { count: (state.token_lost?.count ?? 0) + 1, last_at: nowMs }));
+    }
+    await this.keep(null);
+  }
+
+  /**
+   * A token offered by the owner or the agent: taken when the inbox has none, or when it expires later
+   * than the held one (the hub's tokens are minted with a 24 h life, so later means newer). Returns
+   * whether it was taken and what the inbox holds now.
+   */
+  async offer(offer: HubTokenFrame, source: HubTokenSource, nowMs: number): Promise<{ taken: boolean; held: HeldHubToken | null }> {
+    const held = await this.current();
+    const offeredExpiresAtMs = offer.expires_at * 1000;
+    if (offeredExpiresAtMs <= nowMs) return { taken: false, held };
+    if (held && (held.token === offer.token || held.expiresAtMs >= offeredExpiresAtMs)) return { taken: false, held };
+    const next: HeldHubToken = { token: offer.token, expiresAtMs: offeredExpiresAtMs, source, obtainedAtMs: nowMs };
+    await this.keep(next);
+    return { taken: true, held: next };
+  }
+
+  /** Calls the hub with the agent's token; a 401 drops the token and the call is made once more with a fresh one. */
+  async withToken<T>(nowMs: number, call: (token: string) => Promise<T>): Promise<T> {
+    const token = await this.tokenFor(nowMs);
+    try {
+      return await call(token);
+    } catch (err) {
+      if (!(err instanceof HubCallError) || err.status !== 401) throw err;
+      await this.refused(token, nowMs);
+      return call(await this.tokenFor(nowMs));
+    }
   }
 }
 
-/** The hub answered 401 to `token`: if it is the one held, it was ended by another client's refresh. */
-export async function hubTokenRefused(host: TokenHost, token: string, nowMs: number): Promise<void> {
-  const held = await heldHubToken(host);
-  if (!held || held.token !== token) return;
-  if (held.expires_at * 1000 > nowMs) {
-    host.store.updateHubState((state) => (state.token_lost = { count: (state.token_lost?.count ?? 0) + 1, last_at: nowMs }));
-  }
-  await keep(host, null);
-}
-
-/**
- * A token offered by the owner or the agent: taken when the inbox has none, or when it expires later
- * than the held one (the hub's tokens are minted with a 24 h life, so later means newer). Returns
- * whether it was taken and what the inbox holds now.
- */
-export async function offerHubToken(host: TokenHost, offer: HubTokenFrame, source: HubTokenSource, nowMs: number): Promise<{ taken: boolean; held: HeldHubToken | null }> {
-  const held = await heldHubToken(host);
-  if (offer.expires_at * 1000 <= nowMs) return { taken: false, held };
-  if (held && (held.token === offer.token || held.expires_at >= offer.expires_at)) return { taken: false, held };
-  const next: HeldHubToken = { token: offer.token, expires_at: offer.expires_at, source, obtained_at: nowMs };
-  await keep(host, next);
-  return { taken: true, held: next };
-}
-
-/** Calls the hub with the agent's token; a 401 drops the token and the call is made once more with a fresh one. */
-export async function withHubToken<T>(host: TokenHost, nowMs: number, call: (token: string) => Promise<T>): Promise<T> {
-  const token = await hubTokenFor(host, nowMs);
-  try {
-    return await call(token);
-  } catch (err) {
-    if (!(err instanceof HubCallError) || err.status !== 401) throw err;
-    await hubTokenRefused(host, token, nowMs);
-    return call(await hubTokenFor(host, nowMs));
-  }
-}
-
-/** What `hub status` may show of the token: never the token itself. */
+/** What `hub status` may show of the token (never the token itself), in the view's units. */
 export function tokenView(held: HeldHubToken | null): { source: HubTokenSource; expires_at: number; obtained_at: number } | null {
-  return held ? { source: held.source, expires_at: held.expires_at, obtained_at: held.obtained_at } : null;
+  return held ? { source: held.source, expires_at: held.expiresAtMs / 1000, obtained_at: held.obtainedAtMs } : null;
 }
 
 export function tokenFrame(held: HeldHubToken): HubTokenFrame {
-  return { type: "hub_token", token: held.token, expires_at: held.expires_at };
+  return { type: "hub_token", token: held.token, expires_at: held.expiresAtMs / 1000 };
 }

@@ -13,8 +13,10 @@
 // test/worker/receipts.test.ts and test/worker/sibling-acks.test.ts.
 import { MIN_DEDUP_RETENTION_SEC, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
-import type { IntakeContext, OwedAcks } from "./intake.ts";
-import { answerFromRecord, envelopeFingerprint, hasRoom } from "./intake.ts";
+import { hasRoom } from "./admit-step.ts";
+import { answerFromRecord } from "./answers.ts";
+import type { IntakeContext, OwedAcks } from "./intake-context.ts";
+import { envelopeFingerprint } from "./verify-step.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { NewReceipt } from "../storage/stored-message.ts";
 
@@ -104,14 +106,15 @@ export class SiblingCourier {
   }
 }
 
-/** What the outbox needs of its inbox. */
-export interface OutboxHost {
-  readonly store: InboxStore;
-  readonly config: { agent_id: string } | null;
-  readonly courier: SiblingCourier;
+/** What the owed acks are built with: the inbox's store and courier, and its alarm. */
+export interface OwedAckParts {
+  store: InboxStore;
+  /** The inbox's agent id (null before a claim). */
+  agentId: () => string | null;
+  courier: SiblingCourier;
   /** A receipt the target could not take (full, or the call failed): the alarm retries it. */
-  retryLater(target: string, receipt: SiblingReceipt): Promise<void>;
-  ensureAlarm(at: number): Promise<void>;
+  retryLater: (target: string, receipt: SiblingReceipt) => Promise<void>;
+  ensureAlarm: (atMs: number) => Promise<void>;
 }
 
 /** The ack itself: owed from intake's synchronous part, made a SiblingReceipt (its fingerprint hashed) when handed over. */
@@ -123,8 +126,8 @@ interface Owed {
 }
 
 /** The receiving inbox's side: which acks travel now and which are owed, and handing over what is owed. */
-export class SiblingOutbox implements OwedAcks {
-  private readonly host: OutboxHost;
+export class OwedSiblingAcks implements OwedAcks {
+  private readonly parts: OwedAckParts;
   /** Unresolved owed acks, oldest message first (those in a call on its way included). */
   private readonly owed: Owed[] = [];
   /** Every owed ack of a message up to this seq was handed over; null until this life looked (recover). */
@@ -136,9 +139,9 @@ export class SiblingOutbox implements OwedAcks {
   private windowTimer: ReturnType<typeof setTimeout> | null = null;
   private quietTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(host: OutboxHost) {
-    this.host = host;
-    this.bornAfter = host.store.queueStats().lastSeq;
+  constructor(parts: OwedAckParts) {
+    this.parts = parts;
+    this.bornAfter = parts.store.queueStats().lastSeq;
   }
 
   /** How the ack of a new message travels: "now" (before the 202) or "owed" (within the window). */
@@ -146,7 +149,7 @@ export class SiblingOutbox implements OwedAcks {
     this.recover();
     const close = nowMs - this.lastAckAt < ACK_BATCH_WINDOW_MS;
     this.lastAckAt = nowMs;
-    return stored && (close || this.owed.length > 0 || this.host.courier.busy) ? "owed" : "now";
+    return stored && (close || this.owed.length > 0 || this.parts.courier.busy) ? "owed" : "now";
   }
 
   /** For the dedup record of each new message: the cursor a later life recovers from. */
@@ -165,7 +168,7 @@ export class SiblingOutbox implements OwedAcks {
     this.lastOwedAt = nowMs;
     this.windowTimer ??= setTimeout(() => this.flushNow(), ACK_BATCH_WINDOW_MS);
     this.quietTimer ??= setTimeout(() => this.flushWhenQuiet(), ACK_QUIET_MS);
-    await this.host.ensureAlarm(nowMs + OWED_ALARM_MS);
+    await this.parts.ensureAlarm(nowMs + OWED_ALARM_MS);
   }
 
   /** One timer per quiet period, not one per ack: it looks again until nothing was owed for ACK_QUIET_MS. */
@@ -178,7 +181,7 @@ export class SiblingOutbox implements OwedAcks {
   private flushNow(): void {
     for (const timer of [this.windowTimer, this.quietTimer]) if (timer !== null) clearTimeout(timer);
     this.windowTimer = this.quietTimer = null;
-    this.flush().catch((err: unknown) => console.error("SiblingOutbox.flush:", err));
+    this.flush().catch((err: unknown) => console.error("OwedSiblingAcks.flush:", err));
   }
 
   /** Hands over every owed ack that is not on its way yet: one call per target, in order. */
@@ -196,9 +199,9 @@ export class SiblingOutbox implements OwedAcks {
     await Promise.all(
       [...byTarget].map(async ([target, items]) => {
         const receipts = await Promise.all(items.map((i) => siblingReceipt(i.ack)));
-        const results = await this.host.courier.send(target, receipts);
+        const results = await this.parts.courier.send(target, receipts);
         for (const [i, result] of results.entries()) {
-          if (result === "full" || result === "error") await this.host.retryLater(target, receipts[i]!);
+          if (result === "full" || result === "error") await this.parts.retryLater(target, receipts[i]!);
         }
       }),
     );
@@ -211,9 +214,9 @@ export class SiblingOutbox implements OwedAcks {
   /** Once per life: the acks a previous life of this object still owed, found from the dedup records. */
   private recover(): void {
     if (this.resolvedThrough !== null) return;
-    const { cursor, owed } = this.host.store.owedAcks(this.bornAfter);
+    const { cursor, owed } = this.parts.store.owedAcks(this.bornAfter);
     this.resolvedThrough = cursor;
-    const inboxId = this.host.config?.agent_id;
+    const inboxId = this.parts.agentId();
     const earlier = owed.flatMap((record): Owed[] => {
       const ack = inboxId ? answerFromRecord(record.answer, inboxId, record).ack : undefined;
       return ack ? [{ seq: record.seq, target: record.sender, ack, sending: false }] : [];

@@ -1,13 +1,16 @@
 // Storing a verified source event: byte-exact, with its headers of interest and its request (method,
 // URL tail, the sender's headers, for a forward target), under its source's sub-path, dropping the
 // provider's own retries by its delivery id — or, where that id is an unsigned header (GitHub), by the
-// body's digest. Used by source-routes.ts; covered by test/worker/sources-events.test.ts,
+// body's digest: the intake steps' capacity check, record and store (intake/). Used by
+// source-routes.ts; covered by test/worker/sources-events.test.ts,
 // test/worker/sources-github.test.ts and test/worker/sources-forward.test.ts.
 import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
 import type { StoredRequest } from "../../protocol/index.ts";
-import { assertCapacity, hasRoom } from "../intake/intake.ts";
-import type { Answer, IntakeContext } from "../intake/intake.ts";
+import { assertCapacity, hasRoom } from "../intake/admit-step.ts";
+import type { Answer, IntakeContext } from "../intake/intake-context.ts";
+import { recordStep, storeStep } from "../intake/keep-step.ts";
 import { storedBytes } from "../storage/inbox-store.ts";
+import type { NewMessage } from "../storage/stored-message.ts";
 import { sourceSender } from "./source-config.ts";
 import type { StoredSource } from "./source-config.ts";
 import type { VerifiedEvent } from "./source-kinds.ts";
@@ -47,31 +50,33 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
     assertCapacity(ctx, bytes);
   }
   const seq = ctx.store.queueStats().lastSeq + 1;
-  if (key !== null && fingerprint !== null) {
-    const until = ctx.nowMs + SOURCE_DEDUP_RETENTION_SEC * 1000;
-    if (legacy()) return repeat()!;
-    if (!ctx.store.recordDelivery(sender, key, fingerprint, JSON.stringify({ queued: true, id: seq }), until)) return repeat()!;
-  }
   const headers = forwardableHeaders({
     ...event.headers,
     [SOURCE_HEADERS.source]: source.name,
     ...(event.eventType !== null ? { [SOURCE_HEADERS.event]: event.eventType } : {}),
     ...(id !== null ? { [SOURCE_HEADERS.delivery]: id } : {}),
   });
-  const expiresAt = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
-  ctx.store.insertMessage({
+  const expiresAtMs = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
+  const message: NewMessage = {
     kind: "hook",
     subpath: source.subpath,
     content_type: arrival.contentType,
     body,
     received_at: ctx.nowMs,
-    expires_at: expiresAt,
+    expires_at: expiresAtMs,
     sender,
     msg_id: id,
     env_type: event.eventType,
     headers: JSON.stringify(headers),
     request,
-  });
-  await ctx.stored(seq, expiresAt);
-  return { queued: true, id: seq };
+  };
+  const answer: Answer = { queued: true, id: seq };
+  if (key !== null && fingerprint !== null) {
+    if (legacy()) return repeat()!;
+    const keeping = { sender, msgId: key, fingerprint, answer, recordUntilMs: ctx.nowMs + SOURCE_DEDUP_RETENTION_SEC * 1000, owedAckSeq: null, message };
+    if (!recordStep(ctx.store, keeping, null)) return repeat()!;
+  }
+  storeStep(ctx.store, message);
+  await ctx.stored(seq, expiresAtMs);
+  return answer;
 }

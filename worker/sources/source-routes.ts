@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { FORWARD_METHODS, RelayError } from "../../protocol/index.ts";
-import type { IntakeContext } from "../intake/intake.ts";
+import type { IntakeContext } from "../intake/intake-context.ts";
 import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { requireOwner } from "../access/request-auth.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";

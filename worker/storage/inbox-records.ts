@@ -4,18 +4,27 @@
 // their sweep and the alarm's next due time. InboxStore (inbox-store.ts) adds the config and the queue.
 // Covered by test/worker/storage.test.ts and test/worker/receipts.test.ts.
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
-import { EMPTY_HUB_STATE } from "../hub/hub-link.ts";
-import type { HubState } from "../hub/hub-link.ts";
+import { EMPTY_HUB_STATE } from "../hub/hub-settings.ts";
+import type { HubState } from "../hub/hub-settings.ts";
 
 export type Row = Record<string, SqlStorageValue>;
 
+/** Where a queued receipt goes: the inbox's hub (POST {hub}/hub/receipt), or a sibling inbox on this relay. */
+export type ReceiptTarget = { kind: "hub"; hubUrl: string } | { kind: "relay"; agentId: string };
+
 export interface OutboxItem {
   id: number;
-  target: string;
+  target: ReceiptTarget;
   body: string;
   attempts: number;
   next_at: number;
   expires_at: number;
+}
+
+/** An outbox row's target (schema 6: `kind` and the address; older rows are migrated to it). */
+function targetOf(row: Row): ReceiptTarget {
+  const address = String(row.target);
+  return row.kind === "hub" ? { kind: "hub", hubUrl: address } : { kind: "relay", agentId: address };
 }
 
 export class InboxRecords {
@@ -53,7 +62,7 @@ export class InboxRecords {
     }
   }
 
-  // --- hub link state (hub-link.ts) -------------------------------------------------------------
+  // --- hub link state (hub/hub-settings.ts, written by the hub link) -------------------------------
 
   /** Read once per object, then kept: this store is its only writer (a copy is returned). */
   loadHubState(): HubState {
@@ -76,7 +85,7 @@ export class InboxRecords {
     this.saveHubState(state);
   }
 
-  // --- other meta values (the hub token, hub-token.ts) -------------------------------------------
+  // --- other meta values (the hub token, hub-token.ts; the alarm jobs' failures) -------------------
 
   readMeta(key: string): string | null {
     const row = this.exec(`SELECT value FROM meta WHERE key = ?`, key)[0];
@@ -142,16 +151,24 @@ export class InboxRecords {
 
   // --- outbox (receipts to post, retried from the alarm) ------------------------------------
 
-  enqueueOutbox(target: string, body: string, nextAt: number, expiresAt: number): void {
-    this.exec(`INSERT INTO outbox (target, body, attempts, next_at, expires_at) VALUES (?, ?, 0, ?, ?)`, target, body, nextAt, expiresAt);
+  enqueueOutbox(target: ReceiptTarget, body: string, nextAt: number, expiresAt: number): void {
+    const address = target.kind === "hub" ? target.hubUrl : target.agentId;
+    this.exec(`INSERT INTO outbox (kind, target, body, attempts, next_at, expires_at) VALUES (?, ?, ?, 0, ?, ?)`, target.kind, address, body, nextAt, expiresAt);
   }
 
-  countOutbox(targetPrefix: string): number {
-    return Number(this.one(`SELECT count(*) AS n FROM outbox WHERE substr(target, 1, ?) = ?`, targetPrefix.length, targetPrefix).n);
+  countOutbox(kind: ReceiptTarget["kind"]): number {
+    return Number(this.one(`SELECT count(*) AS n FROM outbox WHERE kind = ?`, kind).n);
   }
 
   dueOutbox(nowMs: number): OutboxItem[] {
-    return this.exec(`SELECT * FROM outbox WHERE next_at <= ? ORDER BY id LIMIT 50`, nowMs) as unknown as OutboxItem[];
+    return this.exec(`SELECT * FROM outbox WHERE next_at <= ? ORDER BY id LIMIT 50`, nowMs).map((row) => ({
+      id: Number(row.id),
+      target: targetOf(row),
+      body: String(row.body),
+      attempts: Number(row.attempts),
+      next_at: Number(row.next_at),
+      expires_at: Number(row.expires_at),
+    }));
   }
 
   rescheduleOutbox(id: number, attempts: number, nextAt: number): void {

@@ -185,7 +185,7 @@ export class InboxStore extends InboxRecords {
     return next;
   }
 
-  /** A stored flat hub body was matched to its signed original (hub-bridge.ts): name it by its msg_id. */
+  /** A stored flat hub body was matched to its signed original (hub/webhook-era/hub-bridge.ts): name it by its msg_id. */
   nameOrigin(seq: number, sender: string, msgId: string): void {
     this.exec(`UPDATE messages SET sender = ?, msg_id = ? WHERE seq = ?`, sender, msgId, seq);
   }

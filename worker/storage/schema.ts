@@ -69,6 +69,13 @@ export const MIGRATIONS: readonly string[][] = [
   // token URL's tail, the sender's headers), so a source with a forward target can post it to a local app
   // as it came; null for everything else, and for events stored before.
   [`ALTER TABLE messages ADD COLUMN request TEXT`],
+  // 6: the outbox's target typed: `kind` ('hub' or 'relay') beside the address in `target` (the hub's
+  // URL, the sibling inbox's agent id). Rows written before kept a "hub:"/"relay:" prefix in `target`.
+  [
+    `ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'relay'`,
+    `UPDATE outbox SET kind = 'hub', target = substr(target, 5) WHERE substr(target, 1, 4) = 'hub:'`,
+    `UPDATE outbox SET target = substr(target, 7) WHERE substr(target, 1, 6) = 'relay:'`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -108,13 +108,13 @@ export async function waitUntil(what: string, check: () => boolean | Promise<boo
 
 /**
  * One relay for a test file (started before all tests, stopped after) and per-test agent homes with
- * their stand-in gateways, cleaned up after each test, newest first.
+ * their stand-in gateways, cleaned up after each test, newest first. `vars`: the relay's Worker vars.
  */
-export function relayFixture() {
+export function relayFixture(options: { vars?: Record<string, string> } = {}) {
   let relay: LocalRelay | undefined;
   const cleanups: (() => Promise<unknown>)[] = [];
   beforeAll(async () => {
-    relay = await startRelay();
+    relay = await startRelay(options);
   });
   afterAll(() => relay?.stop());
   afterEach(async () => {

@@ -177,6 +177,8 @@ export interface QueueListing {
   has_more: boolean;
   next_after: number;
   summary: import("../../../protocol/index.ts").QueueSummary;
+  /** What the alarm's jobs failed at, by job name (worker/housekeeping.ts). */
+  housekeeping_failures: Record<string, { count: number; last_at: number; last_error: string }>;
 }
 
 /** GET /queue signed by the agent (the owner's view); `query` like "state=dead&limit=2". */

@@ -75,15 +75,18 @@ export async function pullingInbox(limits: Record<string, unknown> = {}): Promis
   const inbox = await claimInbox(agent, { hub: { mode: "pull", prefix: null, pull_interval_sec: 120 }, ...(Object.keys(limits).length ? { limits } : {}) });
   const stub = env.INBOX.getByName(agent.id);
   for (let i = 0; i < 100; i++) {
-    if (await runInDurableObject(stub, (o) => o.pull.nextAt !== null && o.pull.running === null)) return inbox;
+    if (await runInDurableObject(stub, (o) => o.hub.pullStatus().nextAtMs !== null && !o.hub.pullStatus().pulling)) return inbox;
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error("the claim's first pull did not finish within 2 s");
 }
 
-/** Runs the alarm as due for a pull (the claim's own first pull may have run already, and set the next one). */
+/**
+ * Runs the alarm as due for a pull (the claim's own first pull may have run already, and set the next
+ * one). The pull is made due without setting an alarm, so the runtime's own alarm cannot run beside this one.
+ */
 export async function pullNow(inbox: ClaimedInbox): Promise<void> {
   const stub = env.INBOX.getByName(inbox.agent.id);
-  await runInDurableObject(stub, (o) => void (o.pull.nextAt = null));
+  await runInDurableObject(stub, (o) => o.hub.pullAtNextAlarm());
   await runDurableObjectAlarm(stub);
 }

@@ -19,7 +19,7 @@ import {
   utf8,
 } from "../../../protocol/index.ts";
 import { parseCard } from "../../../worker/directory/card.ts";
-import { classifyHookBody } from "../../../worker/intake/hook-body.ts";
+import { classifyHookBody } from "../../../worker/hub/webhook-era/hook-body.ts";
 import { applyClaim } from "../../../worker/inbox-config.ts";
 import type { InboxConfig } from "../../../worker/inbox-config.ts";
 import { parseJsonBody } from "../../../worker/intake/request-body.ts";

@@ -1,11 +1,11 @@
-// What a webhook body may be: the hub's registration probe, a body carrying a signed a2a envelope
-// (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
+// Webhook era: what a webhook body may be — a hub's registration probe, a body carrying a signed a2a
+// envelope (1.x hubs put the envelope itself, or its JSON text in `message`/`text`), or anything else.
 // A body that carries an envelope is read again strictly (UTF-8, no duplicate keys, no lone surrogates,
 // bounded depth: strict-json.ts), the body and the envelope text inside it, as a posted envelope is: the
 // signature must be checked over the one reading every parser agrees on. Anything else is stored
 // byte-exact and never JSON-checked: a webhook body is the sender's business, not a protocol message.
-// Used by inbox-routes.ts; covered by test/worker/hooks.test.ts and test/worker/bad-input/surrogates.test.ts.
-import { ENVELOPE_VERSIONS, RelayError, assertStrictJson, decodeUtf8Text } from "../../protocol/index.ts";
+// Used by hub-webhook.ts; covered by test/worker/hooks.test.ts and test/worker/bad-input/surrogates.test.ts.
+import { ENVELOPE_VERSIONS, RelayError, assertStrictJson, decodeUtf8Text } from "../../../protocol/index.ts";
 
 /**
  * A JSON string can spell an envelope version ("a2a/0.…") or the probe's key only if the text holds
