@@ -6,7 +6,7 @@
 // inbox-store.ts; HTTP parsing in inbox-routes.ts. Covered by every test under test/worker/.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
-import { PING_FRAME, PONG_FRAME, RelayError, isAgentId } from "../protocol/index.ts";
+import { PING_FRAME, PONG_FRAME, RelayError, hubClient, isAgentId, lookupHubKey } from "../protocol/index.ts";
 import type { HubTokenFrame, KeyRecord } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
@@ -17,7 +17,6 @@ import { closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-
 import type { Env, InboxRpc } from "./env.ts";
 import { JobFailures, housekeepingJobs, runHousekeeping } from "./housekeeping.ts";
 import type { HousekeepingJob, JobFailure } from "./housekeeping.ts";
-import { fetchHubKey } from "./hub/hub-client.ts";
 import { HubLink, hubTimingsFrom } from "./hub/hub-link.ts";
 import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
@@ -71,7 +70,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     });
     this.keys = new KeyResolver({
       relay: (agentId, keyId) => this.relayKey(agentId, keyId),
-      hub: (agentId, keyId) => fetchHubKey(this.requireConfig().hub_url, agentId, keyId),
+      hub: (agentId, keyId) => lookupHubKey(hubClient(this.requireConfig().hub_url), agentId, keyId),
     });
     this.intakeHooks = this.makeIntakeHooks();
     this.hub = new HubLink({

@@ -5,8 +5,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
-import { toBase64Url, utf8 } from "../../protocol/index.ts";
-import { HUB_TOKEN_LIFE_MS, tokenExpiryMs } from "../../worker/hub/hub-client.ts";
+import { HUB_TOKEN_LIFETIME_MS, answeredHubToken, toBase64Url, utf8 } from "../../protocol/index.ts";
 import { REFRESH_MARGIN_MS } from "../../worker/hub/hub-token.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { errorCode, signedFetch } from "../support/workerd/agents.ts";
@@ -82,21 +81,22 @@ describe("the inbox's hub token", () => {
   });
 });
 
-describe("a refreshed token's expiry", () => {
+describe("a refreshed token's expiry (protocol/hub-token.ts answeredHubToken, as the relay's refresh reads it)", () => {
   const nowMs = Date.UTC(2026, 11, 1);
   const jwt = (claims: Record<string, unknown>) => [{ alg: "HS256", typ: "JWT" }, claims].map((part) => toBase64Url(utf8(JSON.stringify(part)))).join(".") + ".c2ln";
+  const expiryMs = (expiresAt: unknown, token: string) => answeredHubToken(token, expiresAt, nowMs).expiresAtMs;
 
   it("is the answer's expires_at, in unix seconds or ms", () => {
-    expect(tokenExpiryMs(1_800_000_000, "tok", nowMs)).toBe(1_800_000_000_000);
-    expect(tokenExpiryMs(1_800_000_000_000, "tok", nowMs)).toBe(1_800_000_000_000);
-    expect(tokenExpiryMs("2027-01-15T10:00:00Z", "tok", nowMs)).toBe(Date.UTC(2027, 0, 15, 10));
+    expect(expiryMs(1_800_000_000, "tok")).toBe(1_800_000_000_000);
+    expect(expiryMs(1_800_000_000_000, "tok")).toBe(1_800_000_000_000);
+    expect(expiryMs("2027-01-15T10:00:00Z", "tok")).toBe(Date.UTC(2027, 0, 15, 10));
   });
 
   it("without expires_at is the JWT's exp, else the hub's 24 h: never inside the refresh margin (it was now + 1 h, so every pull refreshed and ended the agent's other clients' tokens)", () => {
     const exp = Math.floor(nowMs / 1000) + 20 * 3600;
-    expect(tokenExpiryMs(undefined, jwt({ sub: "ag_1", exp }), nowMs)).toBe(exp * 1000);
-    expect(tokenExpiryMs(null, "tok_not_a_jwt", nowMs)).toBe(nowMs + HUB_TOKEN_LIFE_MS);
-    expect(tokenExpiryMs("soon", jwt({ sub: "ag_1" }), nowMs)).toBe(nowMs + HUB_TOKEN_LIFE_MS);
-    expect(tokenExpiryMs(undefined, "tok_not_a_jwt", nowMs) - nowMs).toBeGreaterThan(REFRESH_MARGIN_MS);
+    expect(expiryMs(undefined, jwt({ sub: "ag_1", exp }))).toBe(exp * 1000);
+    expect(expiryMs(null, "tok_not_a_jwt")).toBe(nowMs + HUB_TOKEN_LIFETIME_MS);
+    expect(expiryMs("soon", jwt({ sub: "ag_1" }))).toBe(nowMs + HUB_TOKEN_LIFETIME_MS);
+    expect(expiryMs(undefined, "tok_not_a_jwt") - nowMs).toBeGreaterThan(REFRESH_MARGIN_MS);
   });
 });

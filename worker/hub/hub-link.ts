@@ -5,6 +5,7 @@
 // (delivery/client-frames.ts), the hook route (webhook-era/hub-webhook.ts) and the alarm's jobs
 // (housekeeping.ts) call it. Covered by test/worker/hub-token.test.ts, test/worker/hub-pull.test.ts,
 // test/worker/hub-bridge.test.ts and test/node/hub-link.e2e.test.ts.
+import { hubClient, postHubReceipt } from "../../protocol/index.ts";
 import type { HubPrefix, HubTokenFrame } from "../../protocol/index.ts";
 import { hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
@@ -12,7 +13,6 @@ import type { Answer, IntakeContext } from "../intake/intake-context.ts";
 import type { HookArrival } from "../intake/intake.ts";
 import type { Signer } from "../intake/receipts.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
-import { postHubReceipt } from "./hub-client.ts";
 import { HubPuller } from "./hub-pull.ts";
 import { idleCostPerDay } from "./hub-schedule.ts";
 import { effectivePrefix, prefixSource } from "./hub-settings.ts";
@@ -150,7 +150,7 @@ export class HubLink {
 
   /** POST {hub}/hub/receipt; the outcome is kept for `hub status`. */
   async postReceipt(hubUrl: string, receiptJson: string, nowMs: number): Promise<ReceiptOutcome> {
-    const result = await postHubReceipt(hubUrl, receiptJson);
+    const result = await postHubReceipt(hubClient(hubUrl), receiptJson);
     let msgId: string | null = null;
     try {
       msgId = String((JSON.parse(receiptJson) as { reply_to?: unknown }).reply_to ?? "") || null;

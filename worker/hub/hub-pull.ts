@@ -7,8 +7,8 @@
 // connected agent, which holds the hub's WebSocket, says there is mail. The schedule lives in memory:
 // after an eviction the next alarm pulls at once. Owned by the hub link (hub-link.ts); covered by
 // test/node/hub-link.e2e.test.ts and test/worker/hub-pull.test.ts.
-import { HUB_SENDER, RelayError, hubSubpaths, parseEnvelope, payloadHash, pulledRecordBody, readPulledRecord, utf8 } from "../../protocol/index.ts";
-import type { Envelope, HubPrefix } from "../../protocol/index.ts";
+import { HUB_SENDER, HubCallError, REFUSED, RelayError, ackHubInbox, hubClient, hubSubpaths, parseEnvelope, payloadHash, pulledRecordBody, pullHubInbox, readPulledRecord, renewHubLeases, utf8 } from "../../protocol/index.ts";
+import type { Envelope, HubPrefix, HubRecord } from "../../protocol/index.ts";
 import { deadTtlSec, hubLinkOf } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import { planAck, sendAck } from "../intake/ack-step.ts";
@@ -19,9 +19,6 @@ import { envelopeRow, lifetimeOf } from "../intake/intake.ts";
 import { keepStep } from "../intake/keep-step.ts";
 import { verifyStep } from "../intake/verify-step.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
-import { HubCallError, ackHubInbox, pullHubInbox, renewHubLeases } from "./hub-client.ts";
-import type { HubRecord } from "./hub-client.ts";
-import { REFUSED } from "./hub-page.ts";
 import { nextPullDelay } from "./hub-schedule.ts";
 import type { HubTokenKeeper } from "./hub-token.ts";
 
@@ -91,7 +88,7 @@ async function storePulled(parts: PullParts, raw: HubRecord, nowMs: number): Pro
   const prefix = parts.prefix();
   let flat: { body: Uint8Array; subpath: string } | null = null;
   let envelope: Partial<Envelope> | null = isObject(raw.envelope) ? (raw.envelope as Partial<Envelope>) : null;
-  // Refused by the strict read (hub-page.ts): its own text is what a person gets to read.
+  // Refused by the strict read (protocol/hub-page.ts): its own text is what a person gets to read.
   const refused = raw[REFUSED];
   try {
     if (refused) throw new RelayError(400, "invalid_json", refused.reason);
@@ -129,19 +126,20 @@ async function storePulled(parts: PullParts, raw: HubRecord, nowMs: number): Pro
 async function pullPages(parts: PullParts, nowMs: number, confirmedIds: string[]): Promise<void> {
   const hubUrl = parts.config().hub_url;
   await parts.token.withToken(nowMs, async (token) => {
+    const hub = hubClient(hubUrl, { token });
     for (let page = 0; page < MAX_PAGES; page++) {
-      const { messages, hasMore } = await pullHubInbox(hubUrl, token);
+      const { messages, hasMore } = await pullHubInbox(hub);
       let leasedAt = Date.now();
       const confirmed: string[] = [];
       for (const [i, record] of messages.entries()) {
         if (Date.now() - leasedAt > RENEW_AFTER_MS) {
-          await renewHubLeases(hubUrl, token, messages.slice(i).map((m) => m.hub_msg_id));
+          await renewHubLeases(hub, messages.slice(i).map((m) => m.hub_msg_id));
           leasedAt = Date.now();
         }
         if (await storePulled(parts, record, nowMs)) confirmed.push(record.hub_msg_id);
       }
       // Stored first, confirmed after: if this dies in between, the leases run out and they come back.
-      if (confirmed.length > 0) await ackHubInbox(hubUrl, token, confirmed);
+      if (confirmed.length > 0) await ackHubInbox(hub, confirmed);
       confirmedIds.push(...confirmed);
       if (!hasMore || messages.length === 0 || confirmed.length === 0) break;
     }
@@ -162,7 +160,7 @@ async function pullOnce(parts: PullParts, nowMs: number): Promise<number> {
       });
     }
   } catch (err) {
-    const status = err instanceof HubCallError ? err.status : 0;
+    const status = err instanceof HubCallError ? err.hubStatus : 0;
     const detail = (err as Error).message.slice(0, 300);
     const previous = store.loadHubState().last_pull;
     // The same failure again is not written again (a hub down for a night would cost a row a pull).

@@ -8,13 +8,12 @@
 // Times are ms inside; the wire (the hub_token frame, the token routes) and the stored row keep the
 // hub's unix seconds for `expires_at`. Owned by the hub link (hub-link.ts); covered by
 // test/worker/hub-token.test.ts and test/node/hub-link.e2e.test.ts.
-import { fromBase64, randomBytes, toBase64 } from "../../protocol/index.ts";
+import { HubCallError, hubClient, refreshHubToken } from "../../protocol/index.ts";
 import type { HubTokenFrame } from "../../protocol/index.ts";
 import { openSecret, sealSecret } from "../access/secret-box.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { Signer } from "../intake/receipts.ts";
-import { HubCallError, refreshHubToken } from "./hub-client.ts";
 
 export type HubTokenSource = "refresh" | "owner" | "agent";
 
@@ -103,9 +102,8 @@ export class HubTokenKeeper {
     this.refreshing ??= (async () => {
       try {
         const config = this.parts.config();
-        const nonce = toBase64(randomBytes(32));
-        const sig = toBase64(await (await this.parts.signer())(fromBase64(nonce)!));
-        const fresh = await refreshHubToken(config.hub_url, config.agent_id, config.receipt_key.key_id, nonce, sig);
+        const sign = await this.parts.signer();
+        const fresh = await refreshHubToken(hubClient(config.hub_url), config.agent_id, { keyId: config.receipt_key.key_id, sign }, nowMs);
         const held: HeldHubToken = { token: fresh.token, expiresAtMs: wholeSecondsMs(fresh.expiresAtMs), source: "refresh", obtainedAtMs: nowMs };
         await this.keep(held);
         this.parts.announce(tokenFrame(held));
@@ -160,7 +158,7 @@ export class HubTokenKeeper {
     try {
       return await call(token);
     } catch (err) {
-      if (!(err instanceof HubCallError) || err.status !== 401) throw err;
+      if (!(err instanceof HubCallError) || err.code !== "hub_unauthorized") throw err;
       await this.refused(token, nowMs);
       return call(await this.tokenFor(nowMs));
     }

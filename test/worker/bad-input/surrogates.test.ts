@@ -8,7 +8,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { draftEnvelope, sha256Hex, signEnvelope, utf8 } from "../../../protocol/index.ts";
 import type { Envelope } from "../../../protocol/index.ts";
-import { HubCallError, REFUSED, readPage } from "../../../worker/hub/hub-page.ts";
+import { HubCallError, REFUSED, readPage } from "../../../protocol/index.ts";
 import { claimInbox, envelopeFrom, frameBytes, newAgent, poll, postHook, registeredAgent, relayFetch } from "../../support/workerd/agents.ts";
 import { hubSide, inboxRecord, pullingInbox, pullNow, scriptInbox, signedBy } from "../../support/workerd/hub-link.ts";
 import { addSource, pathOf, postToSource, stripeHeaders } from "../../support/workerd/sources.ts";

@@ -4,7 +4,7 @@
 // test/worker/hub-bridge.test.ts.
 import { messageBody, parseEnvelope, sessionKeyNamesRoom, sha256Hex } from "../../../protocol/index.ts";
 import type { Envelope } from "../../../protocol/index.ts";
-import type { HubRecord } from "../hub-client.ts";
+import type { HubRecord } from "../../../protocol/index.ts";
 import type { BridgeClaim } from "../hub-settings.ts";
 
 export const textHash = (text: string) => sha256Hex(text);
@@ -39,7 +39,7 @@ export async function claimFor(claims: BridgeClaim[], envelope: Envelope, record
     // A held copy is released only by a record with its very text: sender and room are not enough.
     if (claim.held && !exact) continue;
     // A key that names a room must name this one; one that names none (another namespace) is no help.
-    const names = await sessionKeyNamesRoom(claim.session_key, room, topic);
+    const names = sessionKeyNamesRoom(claim.session_key, room, topic);
     if (names === true || (names === null && exact)) return claim;
   }
   return undefined;

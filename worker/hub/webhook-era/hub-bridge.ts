@@ -8,8 +8,8 @@
 // acknowledges it at /hub/receipt. Owned by the hub link (../hub-link.ts); covered by
 // test/node/hub-link.e2e.test.ts (stand-in hub playing the real one's order) and
 // test/worker/hub-bridge.test.ts.
-import { RelayError, parseFlatHubBody, prefixOfSubpath, sha256Hex, utf8 } from "../../../protocol/index.ts";
-import type { Envelope } from "../../../protocol/index.ts";
+import { HubCallError, REFUSED, RelayError, fetchHubHistory, hubClient, parseFlatHubBody, prefixOfSubpath, sha256Hex, utf8 } from "../../../protocol/index.ts";
+import type { Envelope, HubRecord } from "../../../protocol/index.ts";
 import { hubLinkOf, policyRefusal } from "../../inbox-config.ts";
 import type { InboxConfig } from "../../inbox-config.ts";
 import { planAck, sendAck } from "../../intake/ack-step.ts";
@@ -21,9 +21,6 @@ import type { HookArrival } from "../../intake/intake.ts";
 import { keepStep } from "../../intake/keep-step.ts";
 import { verifyStep } from "../../intake/verify-step.ts";
 import type { InboxStore } from "../../storage/inbox-store.ts";
-import { HubCallError, fetchHubHistory } from "../hub-client.ts";
-import type { HubRecord } from "../hub-client.ts";
-import { REFUSED } from "../hub-page.ts";
 import type { BridgeClaim } from "../hub-settings.ts";
 import type { HubTokenKeeper } from "../hub-token.ts";
 import { claimFor, claimKey, envelopeOf, isOurs, nextLook, roomOf, textHash } from "./bridge-match.ts";
@@ -163,7 +160,7 @@ export class HubBridge {
       const all: HubRecord[] = [];
       let after = cursor;
       for (let page = 0; page < MAX_PAGES; page++) {
-        const { messages, hasMore } = await fetchHubHistory(hubUrl, token, after);
+        const { messages, hasMore } = await fetchHubHistory(hubClient(hubUrl, { token }), after);
         all.push(...messages);
         if (!after || !hasMore || messages.length === 0) break;
         after = messages[messages.length - 1]!.hub_msg_id;
@@ -177,7 +174,7 @@ export class HubBridge {
     const agentId = this.parts.config().agent_id;
     const { graceMs } = this.parts.timings;
     for (const record of records) {
-      // A record the strict read refused (hub-page.ts) has no envelope to match: passed over, said.
+      // A record the strict read refused (protocol/hub-page.ts) has no envelope to match: passed over, said.
       const refused = record[REFUSED];
       if (refused) pass.problems.push(`${record.hub_msg_id}: passed over, the hub's record is not JSON the relay accepts: ${refused.reason}`);
       const envelope = envelopeOf(record);
@@ -229,7 +226,7 @@ export class HubBridge {
         state.last_bridge = { at: nowMs, ok: pass.problems.length === 0, status: 200, detail: pass.problems.join("; ").slice(0, 600), acked: pass.acked };
       });
     } catch (err) {
-      const status = err instanceof HubCallError ? err.status : 0;
+      const status = err instanceof HubCallError ? err.hubStatus : 0;
       store.updateHubState((state) => {
         // A cursor the hub no longer knows ("Invalid cursor"): start again from its newest records.
         if (status === 400 && state.history_cursor !== null) state.history_cursor = null;
