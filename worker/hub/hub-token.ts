@@ -9,7 +9,7 @@
 // hub's unix seconds for `expires_at`. Owned by the hub link (hub-link.ts); covered by
 // test/worker/hub-token.test.ts and test/node/hub-link.e2e.test.ts.
 import { HubCallError, hubClient, refreshHubToken } from "../../protocol/index.ts";
-import type { HubTokenFrame } from "../../protocol/index.ts";
+import type { HubToken, HubTokenFrame } from "../../protocol/index.ts";
 import { openSecret, sealSecret } from "../access/secret-box.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
@@ -17,10 +17,8 @@ import type { Signer } from "../intake/receipts.ts";
 
 export type HubTokenSource = "refresh" | "owner" | "agent";
 
-export interface HeldHubToken {
-  token: string;
-  /** Whole seconds, as the hub states them, held in ms. */
-  expiresAtMs: number;
+/** protocol's one HubToken (its expiry whole seconds, as the hub states them, held in ms), and where it came from. */
+export interface HeldHubToken extends HubToken {
   /** Who got it: the inbox's own refresh, the owner's `hub register`, or the connected agent. */
   source: HubTokenSource;
   obtainedAtMs: number;
