@@ -55,11 +55,12 @@ export interface ReconnectingSocketOptions {
   pingFrame: string;
   /** The close frame's reason when this side stops. */
   stopReason: string;
+  /** How long a stop waits for the peer's close frame before it drops the connection (default CLOSE_WAIT_MS). */
+  closeWaitMs?: number;
   onState?(state: SocketState): void;
 }
 
-/** How long a stop waits for the peer's close frame before it drops the connection. */
-const CLOSE_WAIT_MS = 2000;
+export const CLOSE_WAIT_MS = 2000;
 
 export class ReconnectingSocket {
   private current: WebSocket | null = null;
@@ -187,7 +188,7 @@ export class ReconnectingSocket {
     });
   }
 
-  /** Ends the current connection, politely when it is open; resolves once it ended (or CLOSE_WAIT_MS passed). */
+  /** Ends the current connection, politely when it is open; resolves once it ended (or the close wait passed). */
   private drop(): Promise<void> {
     this.clearTimer("authTimer");
     this.clearTimer("pingTimer");
@@ -196,7 +197,7 @@ export class ReconnectingSocket {
     this.authed = false;
     if (!socket || socket.readyState === WebSocket.CLOSED) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => socket.terminate(), CLOSE_WAIT_MS);
+      const timer = setTimeout(() => socket.terminate(), this.options.closeWaitMs ?? CLOSE_WAIT_MS);
       timer.unref();
       socket.once("close", () => {
         clearTimeout(timer);

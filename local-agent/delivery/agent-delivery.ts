@@ -28,6 +28,8 @@ export interface AgentDeliveryOptions {
   forwarding: AgentForwarding;
   /** Envelopes that are not for the gateway (delegation results, tasks): true = taken. */
   intercept(envelope: Envelope): boolean;
+  /** How long a stop lets the posts in flight finish (default 2 s). */
+  stopGraceMs?: number;
 }
 
 export interface AgentDelivery {
@@ -74,7 +76,7 @@ export function startDelivery(options: AgentDeliveryOptions): AgentDelivery {
   let connected = false;
   let stopping: Promise<void> | null = null;
   let closing: Promise<void> | null = null;
-  const stop = () => (stopping ??= loop.stop());
+  const stop = () => (stopping ??= loop.stop(options.stopGraceMs));
   return {
     feed,
     push: (frame) => loop.push(frame),

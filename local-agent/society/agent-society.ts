@@ -17,7 +17,7 @@ import { TaskRunner } from "./task-runner.ts";
 
 export const DEFAULT_DELEGATE_TIMEOUT_MS = 180_000;
 /** How long a stop waits for the tasks running here to send their results. */
-const TASKS_GRACE_MS = 2000;
+export const TASKS_GRACE_MS = 2000;
 
 export interface AgentSocietyOptions {
   settings: AgentSettings;
@@ -27,6 +27,7 @@ export interface AgentSocietyOptions {
   cardFile?: string;
   /** The gateway's settings now (tasks run on its chat completions). */
   gateway(): GatewaySettings;
+  tasksGraceMs?: number;
 }
 
 export interface AgentSociety {
@@ -37,7 +38,7 @@ export interface AgentSociety {
   /** Lists the card in the directory (once the agent runs); says so when there is none. */
   publish(): Promise<void>;
   status(): AgentStatus["delegation"];
-  /** Gives running tasks TASKS_GRACE_MS to finish. Idempotent. */
+  /** Gives running tasks tasksGraceMs (default TASKS_GRACE_MS) to finish. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -77,6 +78,6 @@ export function startSociety(options: AgentSocietyOptions): AgentSociety {
       listed = true;
     },
     status: () => ({ waiting: delegator.waiting, late_results_dropped: delegator.lateResultsDropped }),
-    close: () => (closing ??= Promise.race([tasks.idle(), new Promise<void>((resolve) => setTimeout(resolve, TASKS_GRACE_MS).unref())])),
+    close: () => (closing ??= Promise.race([tasks.idle(), new Promise<void>((resolve) => setTimeout(resolve, options.tasksGraceMs ?? TASKS_GRACE_MS).unref())])),
   };
 }
