@@ -13,7 +13,7 @@ import { DEFAULTS } from "../backoff.ts";
 import type { Identity } from "../identity.ts";
 import type { Logger } from "../logger.ts";
 import { ReconnectingSocket } from "../reconnecting-socket.ts";
-import type { SocketEnd, SocketFrame, SocketTiming } from "../reconnecting-socket.ts";
+import type { SocketEnd, SocketTiming } from "../reconnecting-socket.ts";
 
 export type ConnectionState = "connecting" | "connected" | "disconnected" | "replaced" | "closed";
 
