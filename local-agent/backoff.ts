@@ -1,4 +1,6 @@
 // Reconnect and retry timing: one DEFAULTS object and one nextDelay() (exponential, equal jitter).
+// Used by the reconnecting socket (reconnecting-socket.ts), delivery and forwarding; covered by
+// test/node/backoff.test.ts.
 
 export const DEFAULTS = {
   /** First reconnect/retry delay. */
@@ -42,11 +44,18 @@ export const DEFAULTS = {
   probeSlowIntervalMs: 5_000,
 } as const;
 
+/** The shape of an exponential backoff: DEFAULTS' own, or a client's (the hub's socket, tests). */
+export interface BackoffOptions {
+  initialDelayMs: number;
+  maxDelayMs: number;
+  factor: number;
+}
+
 /**
  * Delay before attempt `attempt` (0-based): half of the exponential step fixed, half random, so a
  * fleet of agents reconnecting after a deploy spreads out instead of arriving together.
  */
-export function nextDelay(attempt: number, random: () => number = Math.random, options: { initialDelayMs: number; maxDelayMs: number; factor: number } = DEFAULTS): number {
+export function nextDelay(attempt: number, random: () => number = Math.random, options: BackoffOptions = DEFAULTS): number {
   const step = Math.min(options.maxDelayMs, options.initialDelayMs * options.factor ** Math.max(0, attempt));
   return Math.round(step / 2 + random() * (step / 2));
 }

@@ -1,8 +1,9 @@
-// The running agent's side of the hub link, beside its relay socket: the token sync (the credentials
-// file and the relay on one token) and, in pull mode, the hub's WebSocket that asks the relay to pull the
-// moment the hub has mail. agent.ts feeds it the relay's frames and closes it with the agent. Covered by
-// test/node/token-sync.test.ts and test/node/hub-watch.test.ts.
-import type { HubTokenFrame } from "../../protocol/index.ts";
+// The hub link's running side, one of the agent's parts (agent.ts), beside its relay socket: the token
+// sync (the credentials file and the relay on one token) and, in pull mode, the hub's WebSocket that asks
+// the relay to pull the moment the hub has mail. The composition hands it the relay's hub_token frames and
+// its ready (relayReady), and closes it with the agent. Covered by test/node/token-sync.test.ts,
+// hub-watch.test.ts and hub-side.e2e.test.ts.
+import type { ClientFrame, HubTokenFrame } from "../../protocol/index.ts";
 import type { Logger } from "../logger.ts";
 import type { AgentSettings } from "../settings.ts";
 import { HubWatch } from "./hub-watch.ts";
@@ -22,9 +23,15 @@ export interface HubSideStatus {
 export interface HubSideOptions {
   settings: AgentSettings;
   logger: Logger;
-  relay: { sendHubPull(): boolean; sendHubToken(token: string, expiresAt: number): boolean };
-  /** Tests shorten these. */
-  watchTiming?: HubWatchOptions["timing"];
+  /** The relay link: hub_pull and hub_token go up its socket (false: no authenticated socket now). */
+  relay: { send(frame: ClientFrame): boolean };
+  /** Tests shorten these, or run them on fake timers. */
+  timing?: HubSideTiming;
+}
+
+export interface HubSideTiming {
+  watch?: HubWatchOptions["timing"];
+  /** How often the credentials file is looked at (token-sync.ts). */
   pollMs?: number;
 }
 
@@ -32,6 +39,7 @@ export class HubSide {
   private mode: string | null = null;
   private readonly sync: TokenSync;
   private readonly watch: HubWatch;
+  private closing: Promise<void> | null = null;
 
   constructor(options: HubSideOptions) {
     const { settings, logger, relay } = options;
@@ -40,17 +48,17 @@ export class HubSide {
       link: settings.hub_credentials ?? null,
       logger,
       // An older relay (its ready frame names no hub mode) would close the socket on a frame it does not know.
-      sendUp: (token) => this.mode !== null && relay.sendHubToken(token.token, token.expiresAt),
+      sendUp: (token) => this.mode !== null && relay.send({ type: "hub_token", token: token.token, expires_at: token.expiresAt }),
       onNewest: () => this.watch.tokenChanged(),
-      ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+      ...(options.timing?.pollMs ? { pollMs: options.timing.pollMs } : {}),
     });
     this.watch = new HubWatch({
       hubUrl: settings.hub_url,
       logger,
       token: () => this.sync.newest(),
       // Nothing to do when the relay is away: it pulls as soon as the agent is back.
-      onMail: () => void relay.sendHubPull(),
-      ...(options.watchTiming ? { timing: options.watchTiming } : {}),
+      onMail: () => void relay.send({ type: "hub_pull" }),
+      ...(options.timing?.watch ? { timing: options.timing.watch } : {}),
     });
   }
 
@@ -69,8 +77,11 @@ export class HubSide {
     return { mode: this.mode, watch: this.watch.status(), credentials: this.sync.status() };
   }
 
-  async close(): Promise<void> {
-    this.sync.close();
-    await this.watch.close();
+  /** Idempotent. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      this.sync.close();
+      await this.watch.close();
+    })());
   }
 }

@@ -4,29 +4,31 @@
 // The hub's rules: {"type":"auth","token":JWT} within 10 s → {"type":"auth_ok"}, or close 4001; then
 // {"type":"heartbeat"} from it, and a frame from us at least every 60 s (we ping every 25 s) or it closes
 // the socket. A 4001 means the token was refreshed away: we wait for a newer one (from the relay or the
-// credentials file) instead of trying it again. Used by hub-side.ts; covered by test/node/hub-watch.test.ts.
-import WebSocket from "ws";
-import { DEFAULTS, nextDelay } from "../backoff.ts";
+// credentials file) instead of trying it again. Connecting, the sign-in deadline, pings, silence and
+// reconnects are the reconnecting socket's (../reconnecting-socket.ts); this file keeps the hub's frames.
+// Used by hub-side.ts; covered by test/node/hub-watch.test.ts.
+import { DEFAULTS } from "../backoff.ts";
 import type { Logger } from "../logger.ts";
+import { ReconnectingSocket } from "../reconnecting-socket.ts";
+import type { SocketEnd, SocketFrame, SocketTiming } from "../reconnecting-socket.ts";
 import type { FileToken } from "./linked-credentials.ts";
 
-export interface HubWatchTiming {
-  authTimeoutMs: number;
-  pingMs: number;
-  silenceMs: number;
+export interface HubWatchTiming extends SocketTiming {
+  /** inbox_update bursts: at most one hub_pull per this window (one more follows at its end). */
   coalesceMs: number;
-  backoff: { initialDelayMs: number; maxDelayMs: number; factor: number };
 }
 
 export const HUB_WATCH_DEFAULTS: HubWatchTiming = {
-  authTimeoutMs: 10_000,
-  pingMs: 25_000,
+  authDeadlineMs: 10_000,
+  pingEveryMs: 25_000,
   /** The hub sends a heartbeat every 15–30 s: silence this long means a half-open socket. */
   silenceMs: 75_000,
-  /** inbox_update bursts: at most one hub_pull per this window (one more follows at its end). */
   coalesceMs: 200,
   backoff: { initialDelayMs: DEFAULTS.initialDelayMs, maxDelayMs: DEFAULTS.maxDelayMs, factor: DEFAULTS.factor },
 };
+
+/** The hub's close code for a token it does not take (refreshed away, expired, unknown). */
+const TOKEN_REFUSED = 4001;
 
 export type HubWatchState = "off" | "waiting_token" | "connecting" | "connected" | "disconnected";
 
@@ -62,12 +64,12 @@ export function hubWsUrl(hubUrl: string): string {
 export class HubWatch {
   private readonly timing: HubWatchTiming;
   private readonly url: string;
-  private socket: WebSocket | null = null;
+  private readonly socket: ReconnectingSocket;
   private enabled = false;
-  private attempt = 0;
+  /** The token the hub closed 4001 for: not tried again. */
   private refused: string | null = null;
-  private timers = new Set<NodeJS.Timeout>();
-  private reconnect: NodeJS.Timeout | null = null;
+  /** The token the current connection signs in with. */
+  private signingWith: FileToken | null = null;
   private coalescing: NodeJS.Timeout | null = null;
   private mailPending = false;
   private readonly current: HubWatchStatus;
@@ -78,6 +80,21 @@ export class HubWatch {
     this.timing = { ...HUB_WATCH_DEFAULTS, ...options.timing };
     this.url = hubWsUrl(options.hubUrl);
     this.current = { state: "off", url: this.url, since: Date.now(), last_update_at: null, updates: 0, error: null };
+    this.socket = new ReconnectingSocket({
+      url: this.url,
+      timing: this.timing,
+      pingFrame: JSON.stringify({ type: "ping" }),
+      stopReason: "clawrelay agent stopping",
+      protocol: {
+        beforeConnect: () => this.pickToken(),
+        opened: () => void this.socket.send(JSON.stringify({ type: "auth", token: this.signingWith?.token })),
+        frame: (frame) => this.receive(frame),
+        ended: (end) => this.ended(end),
+      },
+      onState: (state) => {
+        if (state === "connecting") this.setState("connecting", this.current.error);
+      },
+    });
   }
 
   status(): HubWatchStatus {
@@ -88,24 +105,23 @@ export class HubWatch {
   setEnabled(on: boolean): void {
     if (on === this.enabled) return;
     this.enabled = on;
-    if (on) this.connect();
-    else this.stop("off", null);
+    if (on) return this.socket.start();
+    this.stopMail();
+    // Not awaited: turning off is immediate in the status; the socket's close completes on its own.
+    void this.socket.stop();
+    this.setState("off", null);
   }
 
   /** A newer token is known: sign in with it if the watch was waiting for one. */
   tokenChanged(): void {
-    if (this.enabled && this.current.state === "waiting_token") {
-      if (this.reconnect) clearTimeout(this.reconnect);
-      this.reconnect = null;
-      this.connect();
-    }
+    if (this.enabled && this.current.state === "waiting_token") this.socket.connectNow();
   }
 
   async close(): Promise<void> {
     this.enabled = false;
-    const socket = this.socket;
-    this.stop("off", null);
-    if (socket && socket.readyState !== WebSocket.CLOSED) await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    this.stopMail();
+    this.setState("off", null);
+    await this.socket.close();
   }
 
   private setState(state: HubWatchState, error: string | null): void {
@@ -114,108 +130,56 @@ export class HubWatch {
     this.current.error = error;
   }
 
-  private later(ms: number, run: () => void): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      run();
-    }, ms);
-    timer.unref();
-    this.timers.add(timer);
-    return timer;
-  }
-
-  private stop(state: HubWatchState, error: string | null): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    if (this.reconnect) clearTimeout(this.reconnect);
-    if (this.coalescing) clearTimeout(this.coalescing);
-    this.reconnect = this.coalescing = null;
-    this.mailPending = false;
-    const socket = this.socket;
-    this.socket = null;
-    if (socket) {
-      socket.removeAllListeners("message");
-      if (socket.readyState === WebSocket.OPEN) socket.close(1000, "clawrelay agent stopping");
-      else socket.terminate();
-    }
-    this.setState(state, error);
-  }
-
-  private connect(): void {
-    if (!this.enabled || this.socket) return;
+  /** The token to sign in with, or false (waiting for one) when there is none worth trying. */
+  private pickToken(): boolean {
     const token = this.options.token();
-    if (!token || token.expiresAt * 1000 <= Date.now()) return this.setState("waiting_token", "no hub token yet: the relay hands its token over once it has one");
-    if (token.token === this.refused) return this.setState("waiting_token", this.current.error);
-    this.setState("connecting", this.current.error);
-    const socket = new WebSocket(this.url, { handshakeTimeout: this.timing.authTimeoutMs, perMessageDeflate: false });
-    this.socket = socket;
-    let lastFrameAt = Date.now();
-    let authed = false;
-    let ping: NodeJS.Timeout | null = null;
-    const authTimer = this.later(this.timing.authTimeoutMs, () => {
-      if (!authed) socket.terminate();
-    });
-    socket.on("open", () => socket.send(JSON.stringify({ type: "auth", token: token.token })));
-    socket.on("message", (data) => {
-      lastFrameAt = Date.now();
-      let frame: { type?: unknown };
-      try {
-        frame = JSON.parse(data.toString()) as { type?: unknown };
-      } catch {
-        return;
-      }
-      if (frame.type === "auth_ok") {
-        authed = true;
-        clearTimeout(authTimer);
-        this.attempt = 0;
-        this.refused = null;
-        this.setState("connected", null);
-        this.options.logger.info("hub socket connected", { url: this.url });
-        ping = setInterval(() => {
-          if (Date.now() - lastFrameAt > this.timing.silenceMs) return socket.terminate();
-          if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "ping" }));
-        }, this.timing.pingMs);
-        ping.unref();
-        // Mail may have come while no socket listened: one pull now catches up.
-        this.mail();
-      } else if (frame.type === "inbox_update") {
-        this.current.updates++;
-        this.current.last_update_at = Date.now();
-        this.mail();
-      }
-    });
-    socket.on("error", (err) => {
-      this.current.error = err.message;
-    });
-    socket.on("close", (code, reason) => {
-      clearTimeout(authTimer);
-      if (ping) clearInterval(ping);
-      if (this.socket !== socket) return;
-      this.socket = null;
-      const why = reason.toString() || this.current.error || `closed with code ${code}`;
-      if (code === 4001) {
-        // The token was ended by a newer one: trying it again cannot work. Wait for the newer one.
-        this.refused = token.token;
-        this.options.logger.warn("hub socket refused the token; waiting for a newer one", { code, reason: why });
-        this.setState("waiting_token", `the hub refused the token (4001 ${why}): waiting for a newer one from the relay or the credentials file`);
-        if (this.options.token()?.token !== token.token) this.retry(nextDelay(this.attempt++, Math.random, this.timing.backoff));
-        return;
-      }
-      const delay = nextDelay(this.attempt++, Math.random, this.timing.backoff);
-      this.options.logger.warn("hub socket closed", { code, reason: why, retry_in_ms: delay });
-      this.setState("disconnected", `closed (${code} ${why})`);
-      this.retry(delay);
-    });
+    if (!token || token.expiresAt * 1000 <= Date.now()) {
+      this.setState("waiting_token", "no hub token yet: the relay hands its token over once it has one");
+      return false;
+    }
+    if (token.token === this.refused) {
+      this.setState("waiting_token", this.current.error);
+      return false;
+    }
+    this.signingWith = token;
+    return true;
   }
 
-  private retry(delayMs: number): void {
-    if (!this.enabled) return;
-    if (this.reconnect) clearTimeout(this.reconnect);
-    this.reconnect = setTimeout(() => {
-      this.reconnect = null;
-      this.connect();
-    }, delayMs);
-    this.reconnect.unref();
+  private receive(frame: SocketFrame): void {
+    if (frame.type === "auth_ok") {
+      this.refused = null;
+      this.socket.markAuthenticated();
+      this.setState("connected", null);
+      this.options.logger.info("hub socket connected", { url: this.url });
+      // Mail may have come while no socket listened: one pull now catches up.
+      this.mail();
+    } else if (frame.type === "inbox_update") {
+      this.current.updates++;
+      this.current.last_update_at = Date.now();
+      this.mail();
+    }
+  }
+
+  private ended(end: SocketEnd): number | null {
+    const why = end.reason || end.error || this.current.error || `closed with code ${end.code}`;
+    const token = this.signingWith;
+    if (end.code === TOKEN_REFUSED && token) {
+      // The token was ended by a newer one: trying it again cannot work. Wait for the newer one.
+      this.refused = token.token;
+      this.options.logger.warn("hub socket refused the token; waiting for a newer one", { code: end.code, reason: why });
+      this.setState("waiting_token", `the hub refused the token (4001 ${why}): waiting for a newer one from the relay or the credentials file`);
+      return this.options.token()?.token !== token.token ? end.backoffMs() : null;
+    }
+    const delay = end.backoffMs();
+    this.options.logger.warn("hub socket closed", { code: end.code, reason: why, retry_in_ms: delay });
+    this.setState("disconnected", `closed (${end.code} ${why})`);
+    return delay;
+  }
+
+  private stopMail(): void {
+    if (this.coalescing) clearTimeout(this.coalescing);
+    this.coalescing = null;
+    this.mailPending = false;
   }
 
   /** At most one onMail per coalescing window; mail during the window makes one more at its end. */

@@ -36,7 +36,8 @@ export function reasonCell(short, full, className) {
 export async function api(path, init = {}) {
   const res = await fetch(path, { ...init, headers: { "x-clawrelay-inspector-token": TOKEN } });
   const body = await res.json();
-  if (!res.ok) throw new Error(body.error ?? `${res.status}`);
+  // The local API's failures are {error: {code, message}} (api/api-app.ts).
+  if (!res.ok) throw new Error(body.error?.message ?? `${res.status}`);
   return body;
 }
 

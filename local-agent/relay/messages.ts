@@ -2,7 +2,7 @@
 // message — replay a dead one, drop any one. Every call is a request signed with the agent's key
 // (the relay's GET/POST/DELETE /inbox/{id}/queue…). Returns text; cli.ts prints it.
 import type { MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
-import { MESSAGE_STATES, forwardUrl } from "../../protocol/index.ts";
+import { forwardUrl } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
@@ -32,18 +32,6 @@ export async function inboxCall(access: InboxAccess, method: string, path: strin
 }
 
 const call = (access: InboxAccess, method: string, path: string, what: string) => inboxCall(access, method, `/queue${path}`, what);
-
-export function parseState(text: string | undefined): MessageState | undefined {
-  if (text === undefined) return undefined;
-  if (!(MESSAGE_STATES as readonly string[]).includes(text)) throw new AgentError("usage", `--state must be one of ${MESSAGE_STATES.join(", ")}`);
-  return text as MessageState;
-}
-
-export function parseMessageId(text: string | undefined): number {
-  const id = Number(text);
-  if (!text || !Number.isSafeInteger(id) || id < 1) throw new AgentError("usage", "give the message id (a positive integer, as `clawrelay messages` lists it)");
-  return id;
-}
 
 export async function queueSummary(access: InboxAccess): Promise<QueueSummary> {
   const answer = await call(access, "GET", "?limit=1", "cannot read the inbox");

@@ -5,10 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { CHROMIUM, useChromium } from "../support/node/chromium.ts";
 import type { AgentStatus } from "../../local-agent/agent-status.ts";
-import { startApiServer } from "../../local-agent/api-server.ts";
 import type { Identity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
-import { inspectorPages } from "../../local-agent/inspector/inspector-routes.ts";
+import { serveInspector } from "./inspector-server.ts";
 
 
 const browser = useChromium("forward inspector browser test");
@@ -43,8 +42,7 @@ describe.skipIf(!CHROMIUM)("forward targets in the inspector page", () => {
     feed.record({ ...base, outcome: "delivered", id: 2, subpath: "/events?x=1", sender: "source:stripe", status: 200, at: now - 2000, attempts: 1, method: "PUT", target: "http://127.0.0.1:3000/webhooks/events?x=1" });
     feed.record({ ...base, outcome: "retrying", id: 3, subpath: "stripe", sender: "source:stripe", status: 0, at: now - 1000, attempts: 1, detail: "connection refused by 127.0.0.1:3000 (is the app running?)", method: "POST", target: "http://127.0.0.1:3000/webhooks" });
     const access = { relayUrl: "http://127.0.0.1:9", agentId: "ag_0123456789ab", identity: {} as Identity };
-    const inspector = inspectorPages({ status: () => agentStatus(now), feed, access });
-    const api = await startApiServer(0, {}, inspector.pages);
+    const api = await serveInspector({ status: () => agentStatus(now), feed, access });
     const page = await browser().newPage({ viewport: { width: 1360, height: 900 } });
     const pageErrors: string[] = [];
     page.on("pageerror", (err) => pageErrors.push(err.message));

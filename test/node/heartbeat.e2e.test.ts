@@ -41,13 +41,13 @@ describe("heartbeat", () => {
       relayUrl: `http://127.0.0.1:${proxy.port}`,
       identity: await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id),
       logger: silentLogger,
-      heartbeat: { intervalMs: 100, deadlineMs: 600 },
-      onMessage: (frame) => {
-        frames.push(frame);
-        client.ack(frame.id);
-      },
-      onState: (state) => states.push(state),
+      timing: { pingEveryMs: 100, silenceMs: 600 },
     });
+    client.on("message", (frame) => {
+      frames.push(frame);
+      client.ack(frame.id);
+    });
+    client.onState((state) => states.push(state));
     client.start();
     try {
       await waitUntil("the first connection", () => client.state === "connected");

@@ -2,17 +2,17 @@
 // real `ws` server on an ephemeral port playing today's /hub/ws (test/fixtures/hub/current/ws-frames.json):
 // {"type":"auth","token"} → {"type":"auth_ok"} or close 4001, {"type":"inbox_update"}, {"type":"heartbeat"},
 // pings answered. Proves: a pull is asked on auth_ok and on every update (bursts coalesced), pings go out,
-// a 4001 waits for a newer token instead of hammering, a dropped socket comes back (with the newest token),
-// a silent auth is given up, and off means closed.
+// a 4001 waits for a newer token instead of hammering, a dropped socket comes back (with the newest token)
+// after its backoff, a silent auth and a silent hub are given up, and off means closed. On fake timers
+// with the production timings (test/node/fake-clock.ts): the clock is moved past each deadline, never waited.
 import { createServer } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { WebSocketServer } from "ws";
 import type { WebSocket } from "ws";
-import { HubWatch, hubWsUrl } from "../../local-agent/hub/hub-watch.ts";
-import type { HubWatchOptions } from "../../local-agent/hub/hub-watch.ts";
+import { HUB_WATCH_DEFAULTS, HubWatch, hubWsUrl } from "../../local-agent/hub/hub-watch.ts";
 import type { FileToken } from "../../local-agent/hub/linked-credentials.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
-import { waitUntil } from "../support/node/stack.ts";
+import { advance, until, useFakeClock } from "./fake-clock.ts";
 
 interface FakeHubWs {
   url: string;
@@ -23,6 +23,8 @@ interface FakeHubWs {
   sockets: Set<WebSocket>;
   /** Answer auth frames (false: stay silent, as a hub that hangs). */
   answer: boolean;
+  /** Answer pings (false: a half-open socket, nothing comes back). */
+  pong: boolean;
   send(frame: object): void;
   close(): Promise<void>;
 }
@@ -37,6 +39,7 @@ async function startHubWs(): Promise<FakeHubWs> {
     pings: 0,
     sockets: new Set(),
     answer: true,
+    pong: true,
     send: (frame) => {
       for (const ws of hub.sockets) ws.send(JSON.stringify(frame));
     },
@@ -62,7 +65,7 @@ async function startHubWs(): Promise<FakeHubWs> {
       }
       if (frame.type === "ping") {
         hub.pings++;
-        ws.send('{"type":"pong"}');
+        if (hub.pong) ws.send('{"type":"pong"}');
       }
     });
   });
@@ -72,19 +75,21 @@ async function startHubWs(): Promise<FakeHubWs> {
   return hub;
 }
 
+const { pingEveryMs, silenceMs, authDeadlineMs, coalesceMs, backoff } = HUB_WATCH_DEFAULTS;
 const cleanups: (() => Promise<void>)[] = [];
+beforeEach(() => useFakeClock());
 afterEach(async () => {
+  vi.useRealTimers();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
 const future = () => Math.floor(Date.now() / 1000) + 86_400;
-const FAST = { pingMs: 50, coalesceMs: 150, authTimeoutMs: 300, backoff: { initialDelayMs: 20, maxDelayMs: 100, factor: 2 } };
 
-async function watching(token: () => FileToken | null, timing: HubWatchOptions["timing"] = FAST) {
+async function watching(token: () => FileToken | null) {
   const hub = await startHubWs();
   cleanups.push(() => hub.close());
   const mails: number[] = [];
-  const watch = new HubWatch({ hubUrl: hub.url, logger: silentLogger, token, onMail: () => mails.push(Date.now()), timing });
+  const watch = new HubWatch({ hubUrl: hub.url, logger: silentLogger, token, onMail: () => mails.push(Date.now()) });
   cleanups.push(() => watch.close());
   return { hub, watch, mails };
 }
@@ -94,22 +99,50 @@ describe("the hub's WebSocket (pull mode)", () => {
     const { hub, watch, mails } = await watching(() => ({ token: "tok-1", expiresAt: future() }));
     hub.valid.add("tok-1");
     watch.setEnabled(true);
-    await waitUntil("connected", () => watch.status().state === "connected");
+    await until("connected", () => watch.status().state === "connected");
     expect(hub.auths).toEqual(["tok-1"]);
     expect(mails).toHaveLength(1); // the catch-up pull after auth_ok
 
-    await new Promise((r) => setTimeout(r, 200));
+    await advance(coalesceMs);
     hub.send({ type: "heartbeat" });
     hub.send({ type: "inbox_update" });
-    await waitUntil("the update's pull", () => mails.length === 2);
+    await until("the update's pull", () => mails.length === 2);
     for (let i = 0; i < 5; i++) hub.send({ type: "inbox_update" });
-    await new Promise((r) => setTimeout(r, 400));
+    await until("the burst received", () => watch.status().updates === 6);
+    expect(mails).toHaveLength(2);
+    await advance(coalesceMs);
     // One window was open from the single update: the burst makes exactly one more pull at its end.
     expect(mails).toHaveLength(3);
-    expect(mails[2]! - mails[1]!).toBeGreaterThanOrEqual(140);
-    expect(hub.pings).toBeGreaterThanOrEqual(3);
+    expect(mails[2]! - mails[1]!).toBe(coalesceMs);
+    for (let ping = 1; ping <= 3; ping++) {
+      await advance(pingEveryMs);
+      await until(`ping ${ping}`, () => hub.pings === ping);
+    }
     expect(watch.status()).toMatchObject({ state: "connected", url: `${hub.url.replace("http", "ws")}/hub/ws`, updates: 6, error: null });
     expect(watch.status().last_update_at).not.toBeNull();
+  });
+
+  it("a hub silent for silenceMs (no pong, no heartbeat) is dropped and signed in again; a heartbeat keeps it", async () => {
+    const { hub, watch } = await watching(() => ({ token: "tok", expiresAt: future() }));
+    hub.valid.add("tok");
+    hub.pong = false;
+    watch.setEnabled(true);
+    await until("connected", () => watch.status().state === "connected");
+    await advance(2 * pingEveryMs);
+    await until("two pings", () => hub.pings === 2);
+    hub.send({ type: "heartbeat" });
+    // One stream keeps order: the update arriving says the heartbeat before it did.
+    hub.send({ type: "inbox_update" });
+    await until("the heartbeat's arrival", () => watch.status().updates === 1);
+    await advance(silenceMs);
+    // The heartbeat came 2 pings in: silent only 3 pings, not past silenceMs yet.
+    expect(watch.status().state).toBe("connected");
+    // The next ping's moment is past silenceMs since the heartbeat: dropped then (the clock stops there,
+    // so the reconnect below is the test's to let happen).
+    await advance(pingEveryMs);
+    await until("the silent socket dropped", () => watch.status().state === "disconnected");
+    await advance(backoff.initialDelayMs);
+    await until("signed in again", () => hub.auths.length === 2 && watch.status().state === "connected");
   });
 
   it("a 4001 waits for a newer token instead of trying the same one again, then signs in with the newer one", async () => {
@@ -117,38 +150,51 @@ describe("the hub's WebSocket (pull mode)", () => {
     const { hub, watch } = await watching(() => current);
     hub.valid.add("fresh");
     watch.setEnabled(true);
-    await waitUntil("the 4001", () => watch.status().state === "waiting_token");
+    await until("the 4001", () => watch.status().state === "waiting_token");
     expect(watch.status().error).toContain("the hub refused the token (4001 Invalid token)");
-    await new Promise((r) => setTimeout(r, 400));
+    await advance(backoff.maxDelayMs * 4);
+    expect(watch.status().state).toBe("waiting_token");
     expect(hub.auths).toEqual(["stale"]);
 
     watch.tokenChanged(); // nothing newer yet: still waiting
     expect(watch.status().state).toBe("waiting_token");
     current = { token: "fresh", expiresAt: future() };
     watch.tokenChanged();
-    await waitUntil("connected with the newer token", () => watch.status().state === "connected");
+    await until("connected with the newer token", () => watch.status().state === "connected");
     expect(hub.auths).toEqual(["stale", "fresh"]);
   });
 
-  it("a dropped socket is reconnected with backoff, with the newest token", async () => {
+  it("a dropped socket is reconnected after its backoff, with the newest token", async () => {
     let current: FileToken = { token: "one", expiresAt: future() };
     const { hub, watch, mails } = await watching(() => current);
     hub.valid.add("one").add("two");
     watch.setEnabled(true);
-    await waitUntil("connected", () => watch.status().state === "connected");
+    await until("connected", () => watch.status().state === "connected");
     current = { token: "two", expiresAt: future() };
     for (const ws of hub.sockets) ws.close(1011, "server restart");
-    await waitUntil("reconnected", () => hub.auths.length === 2 && watch.status().state === "connected");
+    await until("the drop", () => watch.status().state === "disconnected");
+    expect(watch.status().error).toBe("closed (1011 server restart)");
+    // The first retry waits half to all of the first step: not before half of it.
+    await advance(backoff.initialDelayMs / 2 - 1);
+    expect(watch.status().state).toBe("disconnected");
+    await advance(backoff.initialDelayMs / 2 + 1);
+    await until("reconnected", () => hub.auths.length === 2 && watch.status().state === "connected");
     expect(hub.auths).toEqual(["one", "two"]);
-    // Each sign-in asks for a catch-up pull (the second at the end of the first one's window).
-    await waitUntil("the second sign-in's pull", () => mails.length === 2);
+    // Each sign-in asks for a catch-up pull.
+    expect(mails).toHaveLength(2);
   });
 
-  it("an auth that is never answered is given up and tried again", async () => {
+  it("an auth that is never answered is given up at the deadline and tried again", async () => {
     const { hub, watch } = await watching(() => ({ token: "tok", expiresAt: future() }));
     hub.answer = false;
     watch.setEnabled(true);
-    await waitUntil("a second try after the auth deadline", () => hub.auths.length >= 2, 3000);
+    await until("the auth frame", () => hub.auths.length === 1);
+    await advance(authDeadlineMs - 1);
+    expect(watch.status().state).toBe("connecting");
+    await advance(1);
+    await until("given up", () => watch.status().state === "disconnected");
+    await advance(backoff.initialDelayMs);
+    await until("a second try", () => hub.auths.length === 2);
     expect(watch.status().state).not.toBe("connected");
   });
 
@@ -158,14 +204,15 @@ describe("the hub's WebSocket (pull mode)", () => {
     hub.valid.add("late");
     watch.setEnabled(true);
     expect(watch.status().state).toBe("waiting_token");
-    await new Promise((r) => setTimeout(r, 100));
+    await advance(backoff.maxDelayMs);
+    expect(watch.status().state).toBe("waiting_token");
     expect(hub.auths).toEqual([]);
     current = { token: "late", expiresAt: future() };
     watch.tokenChanged();
-    await waitUntil("connected", () => watch.status().state === "connected");
+    await until("connected", () => watch.status().state === "connected");
     watch.setEnabled(false);
     expect(watch.status().state).toBe("off");
-    await waitUntil("the hub to see the socket closed", () => hub.sockets.size === 0);
+    await until("the hub to see the socket closed", () => hub.sockets.size === 0);
   });
 
   it("the socket's URL: ws for http, wss for https, under the hub's path", () => {

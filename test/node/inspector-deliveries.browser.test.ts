@@ -10,12 +10,11 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { CHROMIUM, useChromium } from "../support/node/chromium.ts";
 import type { AgentStatus } from "../../local-agent/agent-status.ts";
-import { startApiServer } from "../../local-agent/api-server.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
-import { inspectorPages } from "../../local-agent/inspector/inspector-routes.ts";
 import type { QueueItem, QueueSummary } from "../../protocol/index.ts";
+import { serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector deliveries browser test");
 
@@ -63,8 +62,7 @@ describe.skipIf(!CHROMIUM)("the inspector's deliveries, one row per message", ()
     for (let attempt = 1; attempt <= 9; attempt++) feed.record(event(40, now - 90_000 + attempt * 8000, { outcome: "retrying", status: 0, attempts: attempt, detail: REASON }));
     const relay = await standInRelay();
     const identity = await newIdentity();
-    const inspector = inspectorPages({ status: () => agentStatus(now, relay.url), feed, access: { relayUrl: relay.url, agentId: identity.agentId, identity } });
-    const api = await startApiServer(0, {}, inspector.pages);
+    const api = await serveInspector({ status: () => agentStatus(now, relay.url), feed, access: { relayUrl: relay.url, agentId: identity.agentId, identity } });
     const page = await browser().newPage({ viewport: { width: 1280, height: 720 } });
     const pageErrors: string[] = [];
     page.on("pageerror", (err) => pageErrors.push(err.message));

@@ -35,13 +35,13 @@ describe("inspector API refusals", () => {
     const agent = await fixture.run(home);
     const token = await pageToken(agent);
     const bogus = await call(agent, token, "GET", "/inspector/api/queue?state=bogus");
-    expect(bogus).toEqual({ status: 400, body: { error: "state must be all, queued, sent, dead" } });
+    expect(bogus).toEqual({ status: 400, body: { error: { code: "bad_request", message: "state must be all, queued, sent, dead" } } });
     for (const path of ["/inspector/api/messages/0", "/inspector/api/messages/00", "/inspector/api/messages/99999999999999999999"]) {
-      expect(await call(agent, token, "GET", path)).toEqual({ status: 400, body: { error: "a message id is a positive integer (1, 2, …)" } });
+      expect(await call(agent, token, "GET", path)).toEqual({ status: 400, body: { error: { code: "bad_request", message: "a message id is a positive integer (1, 2, …)" } } });
     }
     for (const action of ["replay", "drop"]) expect((await call(agent, token, "POST", `/inspector/api/messages/0/${action}`)).status).toBe(400);
     // The relay's refusal of what was asked passes through as it is.
-    expect(await call(agent, token, "GET", "/inspector/api/messages/424242")).toMatchObject({ status: 404, body: { error: expect.stringContaining("424242") } });
+    expect(await call(agent, token, "GET", "/inspector/api/messages/424242")).toMatchObject({ status: 404, body: { error: { code: "relay_refused", message: expect.stringContaining("424242") } } });
     expect((await call(agent, token, "GET", "/inspector/api/queue?state=dead&x=%ED%A0%80")).status).toBe(200);
   });
 

@@ -6,12 +6,11 @@
 import { describe, expect, it } from "vitest";
 import { CHROMIUM, useChromium } from "../support/node/chromium.ts";
 import type { AgentStatus } from "../../local-agent/agent-status.ts";
-import { startApiServer } from "../../local-agent/api-server.ts";
 import type { RetryNow } from "../../local-agent/delivery/delivery-status.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
-import { inspectorPages } from "../../local-agent/inspector/inspector-routes.ts";
+import { serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector retry browser test");
 
@@ -42,7 +41,7 @@ async function inspectorHost(delivery: Partial<AgentStatus["delivery"]>, answer:
   const identity = await newIdentity();
   const calls = { retry: 0, state: 0 };
   const host = { delivery, onRetry: () => {} };
-  const inspector = inspectorPages({
+  const inspector = {
     status: () => agentStatus(now, host.delivery),
     feed,
     access: { relayUrl: NO_RELAY, agentId: identity.agentId, identity },
@@ -51,12 +50,13 @@ async function inspectorHost(delivery: Partial<AgentStatus["delivery"]>, answer:
       host.onRetry();
       return answer;
     },
-  });
-  const pages = (method: string, path: string) => {
-    if (method === "GET" && path === "/inspector/api/state") calls.state += 1;
-    return inspector.pages(method, path);
   };
-  const api = await startApiServer(0, {}, pages);
+  const api = await serveInspector(inspector, (app) =>
+    app.use("/inspector/api/state", async (c, next) => {
+      if (c.req.method === "GET") calls.state += 1;
+      await next();
+    }),
+  );
   return { host, feed, calls, url: `http://127.0.0.1:${api.port}/`, close: () => api.close() };
 }
 

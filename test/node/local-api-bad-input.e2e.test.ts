@@ -174,7 +174,7 @@ describe("the local API given bad input", () => {
       fc.asyncProperty(request, surrogateBody, async ([method, path], body) => {
         const answer = await send(method, path, method === "POST" ? body : "", true);
         expect(answer.status === 200 || (answer.status >= 400 && answer.status < 500)).toBe(true);
-        if (answer.status !== 200) expect(answer.json).toMatchObject({ error: expect.any(String) });
+        if (answer.status !== 200) expect(answer.json).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
       }),
       settings(SEED + 3, RUNS.inspector),
     );
