@@ -14,7 +14,7 @@ import type { SocketState } from "../../worker/delivery/socket-session.ts";
 import { claimInbox, errorCode, relayFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { UPGRADE_HEADERS, authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
-import { ids, inboxWithHooks, queued, stubOf } from "../support/workerd/socket-fixtures.ts";
+import { ageSockets, ids, inboxWithHooks, queued, stubOf } from "../support/workerd/socket-fixtures.ts";
 
 afterEach(() => closeAllSockets());
 
@@ -28,17 +28,6 @@ async function deafPeer(inbox: ClaimedInbox): Promise<{ ws: WebSocket; frames: s
   });
   res.webSocket.accept({ allowHalfOpen: true });
   return { ws: res.webSocket, frames };
-}
-
-/** Moves every unauthenticated socket's clock back by `ms` (its deadline, and its close when it was closed). */
-function age(inbox: ClaimedInbox, ms: number): Promise<void> {
-  return runInDurableObject(stubOf(inbox), (instance) => {
-    for (const ws of instance.sockets()) {
-      const state = ws.deserializeAttachment() as SocketState;
-      if (state.authed) continue;
-      ws.serializeAttachment({ ...state, deadline: state.deadline - ms, ...(state.closedAt !== undefined ? { closedAt: state.closedAt - ms } : {}) });
-    }
-  });
 }
 
 /** Polls `check` until it passes, for up to `ms`: socket events of different sockets are not ordered. */
@@ -104,7 +93,7 @@ describe("a close the peer never answers", () => {
   it("regression: the connection of an unauthenticated socket whose peer ignores the close frame is ended once its grace runs out (it stayed for ever)", async () => {
     const { inbox, sent } = await inboxWithHooks(1);
     const deaf = await deafPeer(inbox);
-    await age(inbox, 5000);
+    await ageSockets(inbox, 5000);
     await runDurableObjectAlarm(stubOf(inbox));
     await eventually(async () => expect(deaf.frames.map((f) => (JSON.parse(f) as { code?: string; type: string }).code ?? (JSON.parse(f) as { type: string }).type)).toEqual(["challenge", "auth_timeout"]));
     expect(await serverSockets(inbox)).toEqual([{ readyState: WebSocket.CLOSING, authed: false }]);
@@ -112,7 +101,7 @@ describe("a close the peer never answers", () => {
     // Within its grace nothing happens; the alarm is set for when it runs out.
     expect(await runDurableObjectAlarm(stubOf(inbox))).toBe(true);
     expect(await serverSockets(inbox)).toHaveLength(1);
-    await age(inbox, CLOSE_ANSWER_GRACE_MS);
+    await ageSockets(inbox, CLOSE_ANSWER_GRACE_MS);
     await expect(runDurableObjectAlarm(stubOf(inbox))).rejects.toThrow(/did not answer the close frame/);
     expect(await serverSockets(inbox)).toEqual([]);
 
@@ -129,14 +118,14 @@ describe("a close the peer never answers", () => {
     await agent.auth(inbox.agent);
     expect(ids(await agent.messages(1))).toEqual(ids(sent));
     await deafPeer(inbox);
-    await age(inbox, 5000);
+    await ageSockets(inbox, 5000);
     await runDurableObjectAlarm(stubOf(inbox));
-    await age(inbox, CLOSE_ANSWER_GRACE_MS);
+    await ageSockets(inbox, CLOSE_ANSWER_GRACE_MS);
     await runDurableObjectAlarm(stubOf(inbox));
     expect(await serverSockets(inbox)).toHaveLength(2);
     await agent.expectQuiet(50);
 
-    await age(inbox, UNANSWERED_WAIT_WITH_AGENT_MS);
+    await ageSockets(inbox, UNANSWERED_WAIT_WITH_AGENT_MS);
     await expect(runDurableObjectAlarm(stubOf(inbox))).rejects.toThrow(/did not answer the close frame/);
     expect((await agent.closeEvent()).code).toBe(1006);
     expect(await serverSockets(inbox)).toEqual([]);
@@ -152,11 +141,11 @@ describe("a close the peer never answers", () => {
     await agent.next("message");
     const polite = await connect(inbox.agent.id);
     await polite.next("challenge");
-    await age(inbox, 5000);
+    await ageSockets(inbox, 5000);
     await runDurableObjectAlarm(stubOf(inbox));
     expect((await polite.closeEvent()).code).toBe(CLOSE_CODES.authTimeout);
     await eventually(async () => expect(await serverSockets(inbox)).toEqual([{ readyState: WebSocket.OPEN, authed: true }]));
-    await age(inbox, CLOSE_ANSWER_GRACE_MS + UNANSWERED_WAIT_WITH_AGENT_MS);
+    await ageSockets(inbox, CLOSE_ANSWER_GRACE_MS + UNANSWERED_WAIT_WITH_AGENT_MS);
     await runDurableObjectAlarm(stubOf(inbox));
     await agent.sync();
     expect(agent.closed).toBeNull();
