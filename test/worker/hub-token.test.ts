@@ -13,8 +13,6 @@ import { hubSide, pullNow, pullingInbox, refreshElsewhere } from "../support/wor
 
 afterEach(closeAllSockets);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("the inbox's hub token", () => {
   it("is refreshed once, kept sealed at rest, and still used after an eviction", async () => {
     const inbox = await pullingInbox();
@@ -33,8 +31,7 @@ describe("the inbox's hub token", () => {
 
   it("counts a refusal as another client's refresh, takes a new token and goes on pulling", async () => {
     const inbox = await pullingInbox();
-    await sleep(1100); // a refresh within the same second returns the same token
-    await refreshElsewhere(inbox.agent.id);
+    await refreshElsewhere(inbox.agent.id, 60);
     await pullNow(inbox);
     const side = await hubSide(inbox.agent.id);
     expect(side.refreshes).toBe(3); // ours, theirs, ours again after the 401
@@ -54,8 +51,7 @@ describe("the inbox's hub token", () => {
     const mine = await socket.next("hub_token");
     socket.send({ type: "hub_token", token: "tok_older", expires_at: mine.expires_at - 60 });
     expect((await socket.next("hub_token")).token).toBe(mine.token);
-    await sleep(1100);
-    const theirs = await refreshElsewhere(inbox.agent.id);
+    const theirs = await refreshElsewhere(inbox.agent.id, 60);
     socket.send({ type: "hub_token", token: theirs.agent_token, expires_at: theirs.expires_at });
     await socket.sync();
     await pullNow(inbox);
@@ -71,8 +67,7 @@ describe("the inbox's hub token", () => {
     const path = `/inbox/${inbox.agent.id}/hub/token`;
     const read = (await (await signedFetch(inbox.agent, "GET", path)).json()) as { token: string; source: string };
     expect([read.token, read.source]).toEqual([(await hubSide(inbox.agent.id)).token, "refresh"]);
-    await sleep(1100);
-    const theirs = await refreshElsewhere(inbox.agent.id);
+    const theirs = await refreshElsewhere(inbox.agent.id, 60);
     const put = await signedFetch(inbox.agent, "PUT", path, { token: theirs.agent_token, expires_at: theirs.expires_at });
     expect(await put.json()).toEqual({ taken: true, expires_at: theirs.expires_at, source: "owner" });
     const stale = await signedFetch(inbox.agent, "PUT", path, { token: "tok_stale", expires_at: theirs.expires_at - 10 });

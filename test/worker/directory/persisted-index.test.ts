@@ -213,7 +213,6 @@ describe("the Directory object with its persisted index", () => {
     expect(rows).toMatchObject({ commits: 1, pending: 200, cards: 1200 });
     const indexRows = rows.rowsWritten / cards.length;
     const cardRows = rows.cardRowsWritten / cards.length;
-    console.log(`rows written per publish of a new card: cards table ${cardRows.toFixed(2)}, index ${indexRows.toFixed(2)} (${rows.rowsWritten} rows, 1 commit)`);
     expect(indexRows).toBeLessThan(3);
 
     const view = ({ hits, total }: SearchResult) => ({ total, hits: hits.map((hit) => [hit.card.name, hit.score, hit.best_skill_id]) });
