@@ -13,7 +13,7 @@ import type { CardFile } from "../../../local-agent/society/card-file.ts";
 import { identityFromPrivateKey } from "../../../local-agent/identity.ts";
 import { runInit } from "../../../local-agent/cli/init.ts";
 import { silentLogger } from "../../../local-agent/logger.ts";
-import type { Logger } from "../../../local-agent/logger.ts";
+import type { LogFields, Logger } from "../../../local-agent/logger.ts";
 import { signedRelayCall } from "../../../local-agent/relay/relay-api.ts";
 import { journalPath, loadSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
@@ -97,6 +97,19 @@ export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promis
   });
 }
 
+export interface LogLine {
+  level: "info" | "warn" | "error";
+  event: string;
+  fields: LogFields;
+}
+
+/** A logger that keeps every line, for a test to wait for an event of the agent's and read its fields. */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const keep = (level: LogLine["level"]) => (event: string, fields: LogFields = {}) => void lines.push({ level, event, fields });
+  return { lines, info: keep("info"), warn: keep("warn"), error: keep("error") };
+}
+
 /** Polls `check` until it returns true; the error says what was awaited. */
 export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -130,8 +143,8 @@ export function relayFixture(options: { vars?: Record<string, string> } = {}) {
       return { gateway, home };
     },
     /** The real local agent for `home`, closed after the test (before its gateway and home). */
-    async run(home: AgentHome): Promise<AgentHandle> {
-      const agent = await runAgent(home);
+    async run(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
+      const agent = await runAgent(home, logger);
       cleanups.push(() => agent.close());
       return agent;
     },
