@@ -12,8 +12,8 @@ import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
 /**
- * The loop's own waits: the production values unless a test shortens them (delivery.ts DEFAULT_TIMINGS),
- * so a test of what happens after a wait does not sit through it.
+ * The loop's own waits: the production values (each named below) unless a test shortens them, so a
+ * test of what happens after a wait does not sit through it.
  */
 export interface DeliveryTimings {
   /** With no gateway set up (no hooks token), how often a waiting message looks again (retry-wait.ts NO_GATEWAY_RETRY_MS). */
@@ -57,6 +57,6 @@ export interface DeliveryOptions {
    * set-aside events back (forward/set-aside.ts). Without it nothing is set aside.
    */
   replay?(id: number): Promise<number>;
-  /** Shorter waits for tests; default DEFAULT_TIMINGS (delivery.ts). */
+  /** Shorter waits for tests; each one left out is the production value. */
   timings?: Partial<DeliveryTimings>;
 }

@@ -16,7 +16,6 @@
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
-import { forwardRetryDelay } from "../forward/app-response.ts";
 import { ForwardDelivery } from "../forward/forward-delivery.ts";
 import type { AsideLoop } from "../forward/set-aside.ts";
 import { ConversationLine } from "./conversation-line.ts";
@@ -24,7 +23,7 @@ import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } fro
 import type { GatewayOutcome } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
-import type { DeliveryOptions, DeliveryTimings } from "./delivery-options.ts";
+import type { DeliveryOptions } from "./delivery-options.ts";
 import type { DeliveryStatus, Rejection, RetryNow } from "./delivery-status.ts";
 import { PostSlots } from "./post-slots.ts";
 import { WaitSet } from "./wait-set.ts";
@@ -34,7 +33,6 @@ import type { EventFields, Pending } from "./pending-message.ts";
 
 const RECENT_REJECTIONS = 20;
 export const DEFAULT_CONCURRENCY = 4;
-export const DEFAULT_TIMINGS: DeliveryTimings = { noGatewayRetryMs: NO_GATEWAY_RETRY_MS, forwardRetryDelay };
 
 export function idempotencyKeyFor(agentId: string, id: number): string {
   return `clawrelay:${agentId}:${id}`;
@@ -50,13 +48,11 @@ export class DeliveryLoop {
   /** Transient failures in a row across all posts, reset by any post the gateway answers otherwise. */
   private failureStreak = 0;
   private readonly options: DeliveryOptions;
-  private readonly timings: DeliveryTimings;
   /** Forwarded events' posts, slots and per-source state (status: `forwards`). */
   readonly forwards: ForwardDelivery;
 
   constructor(options: DeliveryOptions) {
     this.options = options;
-    this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
     this.slots = new PostSlots(Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY) || DEFAULT_CONCURRENCY));
     this.status = {
       counted_since: Date.now(), delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
@@ -78,7 +74,7 @@ export class DeliveryLoop {
       concurrency: this.slots.concurrency,
       logger: options.logger,
       sleep: (ms) => this.sleep(ms),
-      retryDelay: this.timings.forwardRetryDelay,
+      ...(options.timings?.forwardRetryDelay ? { retryDelay: options.timings.forwardRetryDelay } : {}),
       stopping: () => this.stopping,
       emit: (pending, event) => this.emit(pending, event),
       finished: ({ frame }, shownAs, rejection) => {
@@ -236,7 +232,7 @@ export class DeliveryLoop {
       this.emit(pending, { outcome: "retrying", subpath, status: 0, attempts, detail: reason });
       this.options.logger.warn("waiting for a gateway", { id: frame.id, subpath, error: problem });
     }
-    await this.sleep(Math.min(this.timings.noGatewayRetryMs, Math.max(0, frame.expires_at - Date.now())));
+    await this.sleep(Math.min(this.options.timings?.noGatewayRetryMs ?? NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())));
     return !this.stopping;
   }
 
