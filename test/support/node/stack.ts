@@ -1,6 +1,7 @@
 // End-to-end pieces: the real relay (the bundled Worker in Miniflare, optionally persisted), agent
 // homes claimed on it with an openclaw.json pointing at a stand-in gateway, and the real local agent.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
@@ -15,7 +16,7 @@ import { runInit } from "../../../local-agent/cli/init.ts";
 import { silentLogger } from "../../../local-agent/logger.ts";
 import type { LogFields, Logger } from "../../../local-agent/logger.ts";
 import { signedRelayCall } from "../../../local-agent/relay/relay-api.ts";
-import { journalPath, loadSettings } from "../../../local-agent/settings.ts";
+import { journalPath, loadSettings, saveSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
 import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
 import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
@@ -77,8 +78,22 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
   await runInit({ settingsPath, env, relay: relay.url, hub: options.hubUrl ?? NO_HUB, name });
+  // The local API of an agent `clawrelay start` runs from this home: an ephemeral port of its own, not the
+  // shared default 19791 and the 19 after it, which agents of files running beside this one take too (one
+  // killed, another could take its port, and `status` would find a stranger there).
+  saveSettings(settingsPath, { ...loadSettings(settingsPath), api_port: await ephemeralPort() });
   if (options.card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(options.card));
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A loopback port the OS handed out (bound, then released): nothing else asks for it by number. */
+export async function ephemeralPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!address || typeof address === "string") throw new Error("no ephemeral port");
+  return address.port;
 }
 
 export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true, prefix?: string): Promise<void> {
