@@ -8,7 +8,15 @@ import WebSocket from "ws";
 import { describe, expect, it } from "vitest";
 import { CLOSE_CODES } from "../../protocol/index.ts";
 import { maskedText, rawSocketPeer } from "../support/node/raw-socket-peer.ts";
-import { relayFixture } from "../support/node/stack.ts";
+import { relayFixture, waitUntil } from "../support/node/stack.ts";
+import type { LocalRelay, RelayLogLine } from "../support/node/stack.ts";
+
+/** The relay's log lines that match, once there is one (workerd's log may come a moment after the socket's end). */
+async function logged(relay: LocalRelay, pattern: RegExp): Promise<RelayLogLine[]> {
+  const lines: RelayLogLine[] = [];
+  await waitUntil(`the relay's log line ${pattern}`, () => lines.push(...relay.takeLogs(pattern)) > 0);
+  return lines;
+}
 
 const AUTH_DEADLINE_MS = 400;
 const CLOSE_ANSWER_GRACE_MS = 400;
@@ -24,6 +32,10 @@ describe("closes the peer never answers", () => {
     try {
       const endedAt = await peer.ended(10_000);
       expect(peer.frames.filter((f) => f.op === 8).map((f) => f.code)).toEqual([CLOSE_CODES.authTimeout]);
+      // The relay says why every connection of the inbox ended (its warning, taken here rather than printed).
+      expect(await logged(fixture.relay(), /did not answer the close frame/)).toEqual([
+        { level: "warn", message: "Inbox.alarm: 1 unauthenticated socket(s) did not answer the close frame within 0.4 s; ending every connection of this inbox" },
+      ]);
       // Not before the peer had its grace: counted from before the request, so the relay's clock started later.
       expect(endedAt - peer.requestedAt).toBeGreaterThanOrEqual(AUTH_DEADLINE_MS + CLOSE_ANSWER_GRACE_MS);
     } finally {
@@ -43,6 +55,8 @@ describe("frames over the runtime's limit", () => {
       peer.write(maskedText(`{"type":"ping","pad":"${"a".repeat(33 * 1024 * 1024)}"}`));
       await peer.frame("a close frame", (f) => f.op === 8, 10_000);
       expect(peer.frames.filter((f) => f.op === 8).map((f) => f.code)).toEqual([1009]);
+      // One warning line, not an error: the peer's refusal, handled (socket-limits.ts answerSocketError).
+      expect(await logged(fixture.relay(), /32 MiB/)).toEqual([{ level: "warn", message: "Inbox.webSocketError: a frame over the runtime's 32 MiB limit, closed with 1009" }]);
       // (The runtime itself ends this connection ~15 s later, answered or not; measured, not waited for here.)
     } finally {
       peer.destroy();

@@ -1,7 +1,8 @@
 // What bounds an inbox's sockets: the cap on sockets that have not authenticated, the end of a
 // connection whose peer never answers the server's close, and frames too big to take (1009).
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { CLOSE_CODES } from "../../protocol/index.ts";
 import {
   CLOSE_ANSWER_GRACE_MS,
@@ -41,6 +42,28 @@ async function eventually(check: () => Promise<void>, ms = 2000): Promise<void> 
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
+}
+
+/**
+ * What workerd printed of the inbox's reset (ctx.abort: "uncaught exception … clawrelay: <why>" and its
+ * stack), held by the test run (test/support/node/runtime-log.ts) and taken here: it is the runtime's
+ * own account of the reset this test provoked, not a failure, so it is asserted rather than printed.
+ */
+async function runtimeReports(why: string): Promise<string[]> {
+  const reports: string[] = [];
+  await eventually(async () => {
+    const res = await fetch(`${env.TEST_HUB_URL}/__test/runtime-log?match=${encodeURIComponent(why.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))}`);
+    reports.push(...((await res.json()) as string[]));
+    expect(reports).toHaveLength(1);
+  }, 10_000);
+  return reports;
+}
+
+/** The inbox's warnings from here to the end of the test (the object runs in this isolate), asserted rather than printed. */
+function reapWarnings(): () => string[] {
+  const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+  onTestFinished(() => warn.mockRestore());
+  return () => warn.mock.calls.map((args) => args.map(String).join(" "));
 }
 
 const serverSockets = (inbox: ClaimedInbox) =>
@@ -102,7 +125,10 @@ describe("a close the peer never answers", () => {
     expect(await runDurableObjectAlarm(stubOf(inbox))).toBe(true);
     expect(await serverSockets(inbox)).toHaveLength(1);
     await ageSockets(inbox, CLOSE_ANSWER_GRACE_MS);
+    const warned = reapWarnings();
     await expect(runDurableObjectAlarm(stubOf(inbox))).rejects.toThrow(/did not answer the close frame/);
+    expect(warned()).toEqual([`Inbox.alarm: 1 unauthenticated socket(s) did not answer the close frame within ${CLOSE_ANSWER_GRACE_MS / 1000} s; ending every connection of this inbox`]);
+    expect(await runtimeReports(`clawrelay: 1 unauthenticated socket(s) did not answer the close frame within ${CLOSE_ANSWER_GRACE_MS / 1000} s`)).toEqual([expect.stringContaining("uncaught exception")]);
     expect(await serverSockets(inbox)).toEqual([]);
 
     // Only the connections ended: what is stored is there, and the agent connects as before.
@@ -126,7 +152,10 @@ describe("a close the peer never answers", () => {
     await agent.expectQuiet();
 
     await ageSockets(inbox, UNANSWERED_WAIT_WITH_AGENT_MS);
+    const warned = reapWarnings();
     await expect(runDurableObjectAlarm(stubOf(inbox))).rejects.toThrow(/did not answer the close frame/);
+    expect(warned()).toEqual([`Inbox.alarm: 1 unauthenticated socket(s) did not answer the close frame within ${(CLOSE_ANSWER_GRACE_MS + UNANSWERED_WAIT_WITH_AGENT_MS) / 1000} s; ending every connection of this inbox`]);
+    expect(await runtimeReports(`clawrelay: 1 unauthenticated socket(s) did not answer the close frame within ${(CLOSE_ANSWER_GRACE_MS + UNANSWERED_WAIT_WITH_AGENT_MS) / 1000} s`)).toEqual([expect.stringContaining("uncaught exception")]);
     expect((await agent.closeEvent()).code).toBe(1006);
     expect(await serverSockets(inbox)).toEqual([]);
     const again = await connect(inbox.agent.id);

@@ -26,29 +26,56 @@ import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
 /** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
 export const NO_HUB = "http://127.0.0.1:9";
 
+export interface RelayLogLine {
+  level: string;
+  message: string;
+}
+
 export interface LocalRelay {
   url: string;
   port: number;
   /** Stops workerd and starts it again on the same port and storage (a redeploy/restart), optionally with new vars. */
   restart(vars?: Record<string, string>): Promise<void>;
+  /** The lines the relay logged that match `pattern`, taken: a test asserts the errors it provoked, and they are not printed. */
+  takeLogs(pattern: RegExp): RelayLogLine[];
+  /** Prints the lines no test took (console.warn / console.error / console.log by level), so an unexpected error shows. */
+  flushLogs(): void;
   stop(): Promise<void>;
 }
 
+/** The real relay in Miniflare. What it logs is kept for takeLogs() and printed by flushLogs() (by relayFixture after each test, and by stop()). */
 export async function startRelay(options: { persistDir?: string; vars?: Record<string, string> } = {}): Promise<LocalRelay> {
   const bundle = inject("relayBundle");
-  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, options);
+  const logs: RelayLogLine[] = [];
+  const onLog = ({ level, message }: RelayLogLine) => void logs.push({ level, message });
+  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, { ...options, onLog });
   const url = (await mf.ready).origin;
   const port = Number(new URL(url).port);
+  const flushLogs = () => {
+    for (const { level, message } of logs.splice(0)) {
+      const print = level === "error" ? console.error : level === "warn" ? console.warn : console.log;
+      print(`relay: ${message}`);
+    }
+  };
   return {
     url,
     port,
     restart: async (vars?: Record<string, string>) => {
       await mf.dispose();
       if (vars) options = { ...options, vars };
-      mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port });
+      mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port, onLog });
       await mf.ready;
     },
-    stop: () => mf.dispose(),
+    takeLogs: (pattern) => {
+      const taken = logs.filter((line) => pattern.test(line.message));
+      for (const line of taken) logs.splice(logs.indexOf(line), 1);
+      return taken;
+    },
+    flushLogs,
+    stop: async () => {
+      await mf.dispose();
+      flushLogs();
+    },
   };
 }
 
@@ -147,6 +174,7 @@ export function relayFixture(options: { vars?: Record<string, string> } = {}) {
   afterAll(() => relay?.stop());
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    relay?.flushLogs();
   });
   return {
     relay: (): LocalRelay => relay!,
