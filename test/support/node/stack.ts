@@ -1,7 +1,6 @@
 // End-to-end pieces: the real relay (the bundled Worker in Miniflare, optionally persisted), agent
 // homes claimed on it with an openclaw.json pointing at a stand-in gateway, and the real local agent.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Miniflare } from "miniflare";
@@ -22,6 +21,7 @@ import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
 import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
 import { startStandinGateway } from "../../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
+import { steadyPort } from "./steady-port.ts";
 
 /** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
 export const NO_HUB = "http://127.0.0.1:9";
@@ -48,9 +48,10 @@ export async function startRelay(options: { persistDir?: string; vars?: Record<s
   const bundle = inject("relayBundle");
   const logs: RelayLogLine[] = [];
   const onLog = ({ level, message }: RelayLogLine) => void logs.push({ level, message });
-  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, { ...options, onLog });
+  // A steady port (steady-port.ts): a restart binds it again, and nothing took it meanwhile.
+  const port = await steadyPort();
+  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, { ...options, onLog, port });
   const url = (await mf.ready).origin;
-  const port = Number(new URL(url).port);
   const flushLogs = () => {
     for (const { level, message } of logs.splice(0)) {
       const print = level === "error" ? console.error : level === "warn" ? console.warn : console.log;
@@ -105,22 +106,12 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
   await runInit({ settingsPath, env, relay: relay.url, hub: options.hubUrl ?? NO_HUB, name });
-  // The local API of an agent `clawrelay start` runs from this home: an ephemeral port of its own, not the
+  // The local API of an agent `clawrelay start` runs from this home: a steady port of its own, not the
   // shared default 19791 and the 19 after it, which agents of files running beside this one take too (one
   // killed, another could take its port, and `status` would find a stranger there).
-  saveSettings(settingsPath, { ...loadSettings(settingsPath), api_port: await ephemeralPort() });
+  saveSettings(settingsPath, { ...loadSettings(settingsPath), api_port: await steadyPort() });
   if (options.card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(options.card));
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
-
-/** A loopback port the OS handed out (bound, then released): nothing else asks for it by number. */
-export async function ephemeralPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (!address || typeof address === "string") throw new Error("no ephemeral port");
-  return address.port;
 }
 
 export async function writeOpenClawConfig(path: string, gateway: StandinGateway, extra = "", chatCompletions = true, prefix?: string): Promise<void> {
@@ -180,7 +171,8 @@ export function relayFixture(options: { vars?: Record<string, string> } = {}) {
     relay: (): LocalRelay => relay!,
     cleanups,
     async setUp(name = "Bob"): Promise<{ gateway: StandinGateway; home: AgentHome }> {
-      const gateway = await startStandinGateway();
+      // A steady port: a test may take the gateway down and bring it back on the same port.
+      const gateway = await startStandinGateway({ port: await steadyPort() });
       const home = await makeAgentHome(relay!, gateway, name);
       cleanups.push(() => gateway.close(), () => home.cleanup());
       return { gateway, home };
