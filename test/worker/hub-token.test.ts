@@ -9,9 +9,17 @@ import { HUB_TOKEN_LIFETIME_MS, answeredHubToken, toBase64Url, utf8 } from "../.
 import { REFRESH_MARGIN_MS } from "../../worker/hub/hub-token.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { errorCode, signedFetch } from "../support/workerd/agents.ts";
+import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { hubSide, pullNow, pullingInbox, refreshElsewhere } from "../support/workerd/hub-link.ts";
 
 afterEach(closeAllSockets);
+
+/**
+ * Sets the object's alarm an hour out: the pull schedule's own next pull (15 s after the claim's) cannot
+ * run while the test hands tokens around — on a loaded machine it did, with the token another client had
+ * just ended, and refreshed. pullNow() runs the alarm when the test says.
+ */
+const holdAlarm = (inbox: ClaimedInbox) => runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_o, state) => state.storage.setAlarm(Date.now() + 3_600_000));
 
 describe("the inbox's hub token", () => {
   it("is refreshed once, kept sealed at rest, and still used after an eviction", async () => {
@@ -48,6 +56,7 @@ describe("the inbox's hub token", () => {
     const inbox = await pullingInbox();
     const socket = await connect(inbox.agent.id);
     await socket.auth(inbox.agent);
+    await holdAlarm(inbox);
     const mine = await socket.next("hub_token");
     socket.send({ type: "hub_token", token: "tok_older", expires_at: mine.expires_at - 60 });
     expect((await socket.next("hub_token")).token).toBe(mine.token);
@@ -64,6 +73,7 @@ describe("the inbox's hub token", () => {
 
   it("is read and handed over by its owner with single-use signed requests", async () => {
     const inbox = await pullingInbox();
+    await holdAlarm(inbox);
     const path = `/inbox/${inbox.agent.id}/hub/token`;
     const read = (await (await signedFetch(inbox.agent, "GET", path)).json()) as { token: string; source: string };
     expect([read.token, read.source]).toEqual([(await hubSide(inbox.agent.id)).token, "refresh"]);
