@@ -5,6 +5,17 @@ import { defineConfig } from "vitest/config";
 process.env.WRANGLER_SEND_METRICS = "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED = "false";
 
+// Every temp folder of the run lives under one root that the run removes (temp-root-setup.ts): it comes
+// first in both projects' globalSetup.
+const TEMP_ROOT_SETUP = "test/support/node/temp-root-setup.ts";
+
+// Files run side by side (docs/testing.md, "Where the time goes"): most node end-to-end files wait on
+// sockets and child processes, not on the CPU, so more files than cores run at once. Both projects run
+// in one group, so they have the same number. Workers are reused across files (isolate: false): a new
+// workerd per workerd file cost ~1.5 s of CPU each, a new fork per node file ~0.25 s; every file makes
+// its own inboxes, homes and servers, so nothing a file leaves is seen by the next.
+const MAX_WORKERS = 4;
+
 export default defineConfig({
   test: {
     reporters: ["default", "./test/support/node/summary-reporter.ts"],
@@ -21,7 +32,9 @@ export default defineConfig({
         test: {
           name: "workerd",
           include: ["test/worker/**/*.test.ts", "test/protocol/**/*.test.ts"],
-          globalSetup: ["test/support/node/hub-global-setup.ts"],
+          globalSetup: [TEMP_ROOT_SETUP, "test/support/node/hub-global-setup.ts"],
+          maxWorkers: MAX_WORKERS,
+          isolate: false,
           // Not a speed check (benchmarks are): the directory's rebuild tests took 6 s on a loaded CI
           // machine and hit vitest's 5 s default.
           testTimeout: 30_000,
@@ -32,7 +45,9 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: ["test/node/**/*.test.ts"],
-          globalSetup: ["test/support/node/relay-bundle-setup.ts"],
+          globalSetup: [TEMP_ROOT_SETUP, "test/support/node/relay-bundle-setup.ts"],
+          maxWorkers: MAX_WORKERS,
+          isolate: false,
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

@@ -60,6 +60,8 @@ export interface MiniflareOptions {
   port?: number;
   /** Extra text bindings (vars and secrets), e.g. CLAWRELAY_ADMISSION. */
   vars?: Record<string, string>;
+  /** Each line the Worker and workerd log (default: Miniflare prints them); the tests keep them to assert. */
+  onLog?: (log: { level: string; message: string }) => void;
 }
 
 /** A Miniflare 5 instance running `bundle` as worker `name`; its URL from `await mf.ready`. */
@@ -71,6 +73,7 @@ export function startMiniflare(name: string, bundle: WorkerBundle, env: WorkerBi
     cf: false,
     enableDevRegistry: false,
     telemetry: { enabled: false },
+    ...(options.onLog ? { handleStructuredLogs: options.onLog } : {}),
     workers: [
       {
         config: {

@@ -8,6 +8,7 @@ import type { DirectoryStats } from "./directory/index-stats.ts";
 import type { SearchResult } from "./directory/search-index.ts";
 import type { EmbeddingsBinding } from "./directory/semantic-index.ts";
 import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
+import type { SocketTimingVars } from "./delivery/socket-timings.ts";
 import type { RpcResult } from "./rpc-result.ts";
 
 /** What the edge, the directory and the other inboxes of this relay call on an inbox (inbox.ts). */
@@ -29,8 +30,8 @@ export interface DirectoryRpc extends Rpc.DurableObjectBranded {
   indexStats(): Promise<DirectoryStats>;
 }
 
-/** The CLAWRELAY_ADMISSION settings (admission.ts) come as vars and a secret. */
-export interface Env extends AdmissionEnv {
+/** The CLAWRELAY_ADMISSION settings (admission.ts) come as vars and a secret; tests shorten socket timings by vars (socket-timings.ts). */
+export interface Env extends AdmissionEnv, SocketTimingVars {
   INBOX: DurableObjectNamespace<InboxRpc>;
   /** One object, the agent directory (search and delegation look-ups). */
   DIRECTORY: DurableObjectNamespace<DirectoryRpc>;

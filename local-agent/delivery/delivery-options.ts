@@ -11,6 +11,17 @@ import type { Rejection } from "./delivery-status.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
+/**
+ * The loop's own waits: the production values (each named below) unless a test shortens them, so a
+ * test of what happens after a wait does not sit through it.
+ */
+export interface DeliveryTimings {
+  /** With no gateway set up (no hooks token), how often a waiting message looks again (retry-wait.ts NO_GATEWAY_RETRY_MS). */
+  noGatewayRetryMs: number;
+  /** The wait before a forwarded event's next attempt after `failures` failures in a row (forward/app-response.ts forwardRetryDelay). */
+  forwardRetryDelay(failures: number, failingForMs: number): number;
+}
+
 /** No gateway to post to (no hooks token anywhere): why, in words a person can act on. */
 export interface NoGateway {
   problem: string;
@@ -46,4 +57,6 @@ export interface DeliveryOptions {
    * set-aside events back (forward/set-aside.ts). Without it nothing is set aside.
    */
   replay?(id: number): Promise<number>;
+  /** Shorter waits for tests; each one left out is the production value. */
+  timings?: Partial<DeliveryTimings>;
 }

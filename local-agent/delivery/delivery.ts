@@ -74,6 +74,7 @@ export class DeliveryLoop {
       concurrency: this.slots.concurrency,
       logger: options.logger,
       sleep: (ms) => this.sleep(ms),
+      ...(options.timings?.forwardRetryDelay ? { retryDelay: options.timings.forwardRetryDelay } : {}),
       stopping: () => this.stopping,
       emit: (pending, event) => this.emit(pending, event),
       finished: ({ frame }, shownAs, rejection) => {
@@ -231,7 +232,7 @@ export class DeliveryLoop {
       this.emit(pending, { outcome: "retrying", subpath, status: 0, attempts, detail: reason });
       this.options.logger.warn("waiting for a gateway", { id: frame.id, subpath, error: problem });
     }
-    await this.sleep(Math.min(NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())));
+    await this.sleep(Math.min(this.options.timings?.noGatewayRetryMs ?? NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())));
     return !this.stopping;
   }
 

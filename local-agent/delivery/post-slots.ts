@@ -2,8 +2,8 @@
 // conversations, none while a 429's Retry-After holds, while a config error pauses delivery only the
 // pausing message's own retries, and while the gateway is down one probe at a time: a waiting message
 // is let through after probeDelay (retry-wait.ts), the waiters taking turns, and the first post the
-// gateway answers lets every one through. Covered by test/node/gateway-outage.e2e.test.ts,
-// conversations.e2e.test.ts and gateway-failures.e2e.test.ts.
+// gateway answers lets every one through. Covered by test/node/post-slots.test.ts,
+// gateway-outage.e2e.test.ts, conversations.e2e.test.ts and gateway-failures.e2e.test.ts.
 import { probeDelay } from "./retry-wait.ts";
 
 /** A gateway that is down, as the slots see it: since when, the probes so far, whose post is the probe. */
@@ -86,11 +86,7 @@ export class PostSlots {
   /** No post of any conversation starts for `ms`. */
   hold(ms: number): void {
     this.holdUntil = Math.max(this.holdUntil, Date.now() + ms);
-    if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.holdTimer = setTimeout(() => {
-      this.holdTimer = null;
-      this.grant();
-    }, Math.max(0, this.holdUntil - Date.now()));
+    this.armHold();
   }
 
   /** Lifts a 429's hold now (`clawrelay retry`); returns the ms it had left. */
@@ -128,6 +124,19 @@ export class PostSlots {
     if (this.outage?.timer) clearTimeout(this.outage.timer);
   }
 
+  /**
+   * Wakes the waiters when the hold ends. Node starts a timer from the event loop's cached time, so on a
+   * busy loop it fires before Date.now() reaches holdUntil: grant() then finds the hold still on and arms
+   * it again (a message after a 429 used to wait for ever).
+   */
+  private armHold(): void {
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = null;
+      this.grant();
+    }, Math.max(1, this.holdUntil - Date.now()));
+  }
+
   private scheduleProbe(): void {
     const outage = this.outage!;
     outage.timer = setTimeout(() => {
@@ -153,8 +162,12 @@ export class PostSlots {
     for (let i = 0; i < this.queue.length && this.posting < this.concurrency; ) {
       const waiter = this.queue[i]!;
       if (!this.mayPost(waiter.id)) {
+        if (Date.now() < this.holdUntil) {
+          if (!this.holdTimer) this.armHold();
+          return;
+        }
         // Only the pausing message may pass a pause; others keep their place in line.
-        if (Date.now() < this.holdUntil || (this.outage && !this.outage.due)) return;
+        if (this.outage && !this.outage.due) return;
         i++;
         continue;
       }

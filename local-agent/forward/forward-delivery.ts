@@ -28,6 +28,8 @@ export interface ForwardHost {
   logger: Logger;
   /** The loop's sleep: cut short when it stops. */
   sleep(ms: number): Promise<void>;
+  /** The wait before the next attempt after a failure; default forwardRetryDelay (tests shorten it). */
+  retryDelay?(failures: number, failingForMs: number): number;
   stopping(): boolean;
   emit(pending: Pending, event: EventFields): void;
   /** Rejection null: the app took it, acknowledge it to the relay; else it can never go: to the dead shelf. Counted either way. */
@@ -141,7 +143,7 @@ export class ForwardDelivery {
         return this.reject(pending, state, where, shownAs, { reason: `ttl_expired while the app kept failing: ${outcome.reason}`, status, attempts });
       }
       failures++;
-      const wait = outcome.waitMs ?? forwardRetryDelay(failures, Date.now() - state.failing_since);
+      const wait = outcome.waitMs ?? (this.host.retryDelay ?? forwardRetryDelay)(failures, Date.now() - state.failing_since);
       this.host.emit(pending, { outcome: "retrying", subpath: shownAs, status, attempts, detail: outcome.reason, ...where });
       this.host.logger.warn("app did not take a forwarded event", { id: frame.id, source: forward.source, target: forward.target, status, error: outcome.reason, retry_in_ms: wait });
       this.aside?.relieve();

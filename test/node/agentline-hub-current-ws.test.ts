@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAgentlineHub } from "../support/node/agentline-hub.ts";
 import type { AgentlineHub, HubTestAgent } from "../support/node/agentline-hub.ts";
 import { hubCall } from "../support/node/agentline-hub-client.ts";
-import { exchange, fixture, nextSecond, openSocket, sleep, startCapture, until } from "../support/node/hub-fixtures.ts";
+import { exchange, fixture, openSocket, startCapture, until } from "../support/node/hub-fixtures.ts";
 import type { TestSocket } from "../support/node/hub-fixtures.ts";
 
 const WS = fixture("current", "ws-frames");
@@ -30,6 +30,22 @@ async function authed(agent: HubTestAgent, token = agent.token): Promise<TestSoc
 
 describe("/hub/ws", () => {
   it("answers auth_ok and pong, sends inbox_update for each new record and none for a re-send; an open socket outlives a refresh (facts 29, 30)", async () => {
+    // The hub's own heartbeat and idle close (15 s, 60 s): this test counts frames, and heartbeats are the next test's.
+    const hub = await startAgentlineHub({ generation: "current", rateLimitPerMinute: 1000, pairRateLimitPerMinute: 1000 });
+    try {
+      await framesAndRefresh(hub);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  async function framesAndRefresh(hub: AgentlineHub): Promise<void> {
+    const authed = async (agent: HubTestAgent, token = agent.token) => {
+      const socket = await openSocket(hub.url);
+      socket.send(JSON.stringify({ type: "auth", token }));
+      await socket.frameCount(1);
+      return socket;
+    };
     const [alice, bob] = [await hub.createAgent("Alice"), await hub.createAgent("Bob", { open: true })];
     const socket = await authed(bob);
     const recorded = (WS.bob_main_socket_frames as { dir: string; data: string }[]).filter((f) => f.dir === "in").map((f) => f.data);
@@ -45,22 +61,19 @@ describe("/hub/ws", () => {
     socket.send('{"type": "ping"}');
     await socket.frameCount(4);
     expect(types(socket).slice(3)).toEqual(["pong"]); // the re-send announced nothing
-    await nextSecond();
-    // Heartbeats are 250 ms here and the idle close 1 s: a ping keeps the old socket from that close.
-    socket.send('{"type": "ping"}');
+    hub.advanceClock(1); // a refresh in the same second would mint the very same token
     const fresh = await hub.refreshToken(bob);
     const stale = await openSocket(hub.url);
     stale.send(JSON.stringify({ type: "auth", token: bob.token }));
     expect(await stale.closed).toEqual(cases["ws auth with older token (Dave, after a refresh)"]!.close);
     const current = await authed(bob, fresh);
     expect(types(current)).toEqual(["auth_ok"]);
-    socket.send('{"type": "ping"}');
     await alice.send(bob.agentId, "after Bob's refresh");
-    // Pongs and heartbeats may come between: what counts is that the update reaches the old socket.
-    await until("an inbox_update on the socket opened before the refresh", () => types(socket).slice(4).includes("inbox_update"));
+    await socket.frameCount(5);
+    expect(types(socket).slice(4)).toEqual(["inbox_update"]);
     expect(socket.ws.readyState).toBe(socket.ws.OPEN);
     for (const s of [socket, current]) s.ws.close();
-  });
+  }
 
   it("sends a heartbeat after each quiet interval, timed from the last client frame, and closes 4002 after the idle limit (fact 29)", async () => {
     const bob = await hub.createAgent("Bob");
@@ -71,14 +84,19 @@ describe("/hub/ws", () => {
     expect(Date.now() - opened).toBeGreaterThanOrEqual(4 * HEARTBEAT - 20);
     const recordedTypes = recordedIdle.frames.filter((f) => f.dir === "in").map((f) => (JSON.parse(String(f.data)) as { type: string }).type);
     expect(types(idle)).toEqual(recordedTypes); // auth_ok, then three heartbeats, then the close
+    const logged = hub.wsFrames.length;
     const active = await authed(bob);
-    await sleep(HEARTBEAT * 0.6);
-    const pinged = Date.now();
     active.send('{"type":"ping"}');
-    await active.frameCount(3);
-    expect(types(active)).toEqual(["auth_ok", "pong", "heartbeat"]);
-    expect(Date.now() - pinged).toBeGreaterThanOrEqual(HEARTBEAT - 20);
+    await until("a heartbeat after the ping", () => types(active).lastIndexOf("heartbeat") > types(active).indexOf("pong"));
     active.ws.close();
+    // From the hub's log (only this socket is open now): each heartbeat came a whole interval after the
+    // client's last frame (auth or ping), never sooner, however late the test's own steps ran.
+    const frames = hub.wsFrames.slice(logged);
+    for (const [i, frame] of frames.entries()) {
+      if (!frame.data.includes('"heartbeat"')) continue;
+      const lastClientFrame = frames.slice(0, i).filter((f) => f.dir === "in").at(-1)!;
+      expect(frame.at - lastClientFrame.at).toBeGreaterThanOrEqual(HEARTBEAT - 20);
+    }
   });
 
   it("closes 4001 for no auth frame, a missing or invalid token, and drops a frame that is not JSON without a close frame (fact 29)", async () => {
@@ -103,7 +121,7 @@ describe("/hub/ws", () => {
     expect(first.messages).toHaveLength(1);
     expect((await pull()).messages).toHaveLength(0);
     const leasedAt = Date.now();
-    while (!types(socket).includes("inbox_update") && Date.now() - leasedAt < 2000) await sleep(10);
+    await until("the inbox_update of the lease that ran out", () => types(socket).includes("inbox_update"));
     expect(types(socket).filter((t) => t === "inbox_update")).toHaveLength(1);
     expect(Date.now() - leasedAt).toBeGreaterThanOrEqual(250); // not before the 300 ms lease ran out
     const msgId = hub.records.find((r) => r.hub_msg_id === first.messages[0]!.hub_msg_id)!.msg_id;
@@ -135,8 +153,8 @@ describe("endpoints and limits", () => {
       const status = await hubCall(open.url, "GET", `/registry/agents/${carol.agentId}/endpoints/status`, { token: carol.token });
       expect(status).toMatchObject({ headers: { deprecation: "true" }, body: { state: "active", queued_message_count: 1 } });
       expect((await hubCall(open.url, "GET", `/registry/agents/${carol.agentId}/endpoints/test`, { token: carol.token })).status).toBe(405);
+      // Answered: a hub that pushes does so inside /hub/send, before it answers (the webhook era); today's never does.
       await alice.send(carol.agentId, "is anything pushed?");
-      await sleep(1200);
       expect(capture.hits).toHaveLength(2); // the probes, nothing else
       const inbox = (await hubCall(open.url, "GET", "/hub/inbox?ack=false&limit=10&timeout=0", { token: carol.token })).body as { messages: { text: string }[] };
       const welcome = (exchange(D, "Bob inbox after endpoint registration (welcome record?)").response.body as { messages: { text: string }[] }).messages[0]!;

@@ -9,7 +9,7 @@ import { startAgentlineHub } from "../support/node/agentline-hub.ts";
 import type { AgentlineHub, HubTestAgent } from "../support/node/agentline-hub.ts";
 import { hubCall } from "../support/node/agentline-hub-client.ts";
 import { agentIdFor, publicKeyText, signBytes, signingInput, signEnvelope } from "../support/node/agentline-hub-wire.ts";
-import { byRequest, exchange, fixture, nextSecond, sameSecondPair } from "../support/node/hub-fixtures.ts";
+import { byRequest, exchange, fixture, sameSecondPair, until } from "../support/node/hub-fixtures.ts";
 import { randomBytes, randomUUID } from "node:crypto";
 
 const F = {
@@ -86,7 +86,7 @@ describe("getting in: the owner's install flow", () => {
     expect(keysOf(added.body)).toEqual(keysOf(response(F.second, "add second key").body));
     const { key_id, challenge } = added.body as { key_id: string; challenge: string };
     expect((await call("GET", `/registry/agents/${alice.agentId}/keys/${key_id}`)).body).toMatchObject({ state: "pending" });
-    await nextSecond(); // the same second would mint the very same string
+    hub.advanceClock(1); // the same second would mint the very same string
     const verified = await call("POST", `/registry/agents/${alice.agentId}/verify`, { body: { key_id, challenge, sig: signBytes(seed2, Buffer.from(challenge, "base64")) } });
     expect(keysOf(verified.body)).toEqual(keysOf(response(F.second, "verify second key").body));
     expect((await call("GET", `/registry/agents/${alice.agentId}/keys/${key_id}`)).body).toMatchObject({ state: "active" });
@@ -94,7 +94,7 @@ describe("getting in: the owner's install flow", () => {
     const refused = response(F.second, "token returned by /verify on /hub/inbox");
     expect(await call("GET", "/hub/inbox?ack=false&limit=1&timeout=0", { token: verifyToken })).toMatchObject({ status: 401, body: refused.body });
     expect(await call("GET", "/hub/inbox?ack=false&limit=1&timeout=0", { token: alice.token })).toMatchObject({ status: 200, body: response(F.second, "install token still valid after /verify?").body });
-    await nextSecond();
+    hub.advanceClock(1);
     const refreshed = await hub.refreshToken({ ...alice, keyId: key_id, seed: seed2 });
     expect(await call("GET", "/hub/inbox?ack=false&limit=1&timeout=0", { token: verifyToken })).toMatchObject({ status: 401 });
     expect((await call("GET", "/hub/inbox?ack=false&limit=1&timeout=0", { token: refreshed })).status).toBe(200);
@@ -106,7 +106,7 @@ describe("getting in: the owner's install flow", () => {
 describe("one current token per agent", () => {
   it("refuses every older token after a refresh on the database-checked routes, in English or Chinese; a signature-only route still takes it (fact 30)", async () => {
     const [dave, bob] = [await hub.createAgent("Dave"), await hub.createAgent("Bob", { open: true })];
-    await nextSecond();
+    hub.advanceClock(1); // the same second would mint the very same string
     const fresh = await hub.refreshToken(dave);
     expect(fresh).not.toBe(dave.token);
     const stale = response(F.tokens, "older token: GET /hub/inbox").body;
@@ -228,8 +228,11 @@ describe("inbox records", () => {
     expect((await call("GET", `/registry/agents/${alice.agentId}/contact-requests/received`, { token: alice.token })).body).toEqual(response(F.system, "Alice lists received requests (agent API)").body);
     expect(hub.approvals.filter((a) => a.agent_id === alice.agentId).map((a) => a.kind)).toEqual(["contact_request"]);
     const ttl = await alice.send(dave.agentId, "ttl test (never pulled)", { ttlSec: 1 });
-    const msgId = hub.records.find((r) => r.hub_msg_id === (ttl.body as { hub_msg_id: string }).hub_msg_id)!.msg_id;
-    await new Promise((resolve) => setTimeout(resolve, 1300));
+    const ttlRecord = hub.records.find((r) => r.hub_msg_id === (ttl.body as { hub_msg_id: string }).hub_msg_id)!;
+    const msgId = ttlRecord.msg_id;
+    // Its 1 s TTL over (the record's clock moved back), the hub's expiry loop fails it.
+    ttlRecord.created_at -= 1300;
+    await until("the hub's expiry loop to fail the record", () => ttlRecord.state === "failed");
     expect((await call("GET", `/hub/status/${msgId}`, { token: alice.token })).body).toEqual({ ...(response(F.system, "status of ttl message", 1).body as object), msg_id: msgId, created_at: expect.any(Number) });
     const expired = (await pull(alice)).messages;
     const recordedError = (response(F.system, "Alice pull (TTL_EXPIRED error from hub, Bob's ack receipt, ...)").body as Inbox).messages[0]!;
@@ -272,12 +275,11 @@ describe("delivery states", () => {
 
   it("long-polls: a waiting pull returns as soon as mail comes, and empty when its timeout runs out", async () => {
     const [alice, bob] = [await hub.createAgent("Alice"), await hub.createAgent("Bob", { open: true })];
-    const started = Date.now();
-    const waiting = pull(bob, "ack=false&limit=10&timeout=5");
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The longest wait the hub takes: were mail not to wake it, the test would time out first.
+    const waiting = pull(bob, "ack=false&limit=10&timeout=30");
+    await until("the pull waiting at the hub", () => hub.waitingPulls() > 0);
     await alice.send(bob.agentId, "wake up");
     expect((await waiting).messages.map((m) => m.text)).toEqual(["wake up"]);
-    expect(Date.now() - started).toBeLessThan(2000);
     const quiet = Date.now();
     expect(await pull(bob, "ack=false&limit=10&timeout=1")).toEqual({ messages: [], count: 0, has_more: false });
     expect(Date.now() - quiet).toBeGreaterThanOrEqual(950);

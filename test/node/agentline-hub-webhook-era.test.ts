@@ -7,7 +7,7 @@ import { startAgentlineHub } from "../support/node/agentline-hub.ts";
 import type { AgentlineHub, HubTestAgent } from "../support/node/agentline-hub.ts";
 import { hubCall } from "../support/node/agentline-hub-client.ts";
 import { sessionKey, signBytes } from "../support/node/agentline-hub-wire.ts";
-import { byRequest, exchange, fixture, hubToAgent, sameSecondPair, sleep, startCapture, swap, until } from "../support/node/hub-fixtures.ts";
+import { byRequest, exchange, fixture, hubToAgent, sameSecondPair, startCapture, swap, until } from "../support/node/hub-fixtures.ts";
 import type { CaptureServer, Captured } from "../support/node/hub-fixtures.ts";
 
 const F = {
@@ -101,10 +101,13 @@ describe("registration, probes and the welcome", () => {
     expect(dry.body).toEqual({ ...recordedDry, url: body.url });
     expect(await call("GET", `/registry/agents/${carol.agentId}/endpoints/test`, { token: carol.token })).toMatchObject({ status: 405, body: byRequest(F.probe, "GET", "/endpoints/test").response.body });
     capture.answer = () => ({ status: 200 });
+    const welcomes = () => hub.records.filter((r) => r.receiver_id === carol.agentId && r.sender_id === "hub");
+    expect(welcomes()).toEqual([]);
     const again = await call("POST", `/registry/agents/${carol.agentId}/endpoints`, { body, token: carol.token });
     expect(again).toMatchObject({ status: 200, body: { state: "active", endpoint_id: (first.body as { endpoint_id: string }).endpoint_id } });
-    await sleep(300);
-    expect(hitsOf(carol)).toEqual([]); // no welcome: the endpoint row was not new and active
+    // No welcome: the endpoint row was not new and active, so no welcome record was queued to be pushed.
+    expect(welcomes()).toEqual([]);
+    expect(hitsOf(carol)).toEqual([]);
   });
 });
 

@@ -6,7 +6,7 @@ import type { AgentStatus } from "../../local-agent/agent-status.ts";
 import type { QueueItem } from "../../protocol/index.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { ReceivedHook } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, ownerCall, postHook, queueItems, relayFixture, waitUntil, writeOpenClawConfig } from "../support/node/stack.ts";
+import { makeAgentHome, ownerCall, postHook, queueItems, recordingLogger, relayFixture, waitUntil, writeOpenClawConfig } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { runCli } from "./cli-harness.ts";
 
@@ -29,7 +29,6 @@ async function poll(home: AgentHome): Promise<{ ids: number[]; backlog: number; 
 
 const bodies = (hooks: ReceivedHook[]) => hooks.map((h) => h.body.toString());
 const refusedWhen = (marker: string, status: number) => (h: ReceivedHook) => (h.body.toString().includes(marker) ? status : null);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("dead letters", () => {
   it("32 refusals do not stop the inbox: 40 refused hooks are dead with reasons and the 5 after them arrive in order", async () => {
@@ -85,14 +84,16 @@ describe("dead letters", () => {
     fixture.cleanups.push(() => gateway.close(), () => home.cleanup());
     await writeOpenClawConfig(home.env.OPENCLAW_CONFIG_PATH, { ...gateway, hooksPath: "/hooks" });
     const ids = [await hook(home, '{"n":1}'), await hook(home, '{"n":2}')];
-    const agent = await fixture.run(home);
+    const logger = recordingLogger();
+    const agent = await fixture.run(home, logger);
     await waitUntil("delivery to pause", () => agent.status().delivery.paused !== null);
     const { delivery } = agent.status();
     expect(delivery.paused).toContain("hooks.enabled");
     expect(delivery.paused).toContain('hooks.path is not "/hooks"');
     expect(delivery.last_error?.id).toBe(ids[0]);
-    await sleep(1500);
-    // One post and one probe, then quiet until the once-a-minute retry.
+    // One post and one probe, then quiet until the once-a-minute retry (the agent's log says when it comes).
+    await waitUntil("the agent's refusal line", () => logger.lines.some((l) => l.event === "gateway refused"));
+    expect(logger.lines.find((l) => l.event === "gateway refused")!.fields).toMatchObject({ id: ids[0], retry_in_ms: 60_000 });
     expect(gateway.requests.map((r) => r.status)).toEqual([404, 404]);
     expect(gateway.received).toEqual([]);
     expect(agent.status().delivery).toMatchObject({ delivered: 0, rejected: 0, recent_rejections: [] });

@@ -1,10 +1,10 @@
-// A stand-in local app for the forward-*.test.ts files: a real node:http server on an ephemeral port that
+// A stand-in local app for the forward-*.test.ts files: a real node:http server on a steady port that
 // records every request (method, URL, raw headers in order, body bytes) and answers 200 unless told
 // otherwise; it can go down (connections refused) and come back on the same port. Also the delivery
 // frames of a forwarding source, and a DeliveryLoop wired to arrays, as the tests need them.
 import { createServer } from "node:http";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { steadyPort } from "../support/node/steady-port.ts";
 import { toBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame, ForwardMethod } from "../../protocol/index.ts";
 import { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
@@ -53,8 +53,9 @@ export async function startStandinApp(): Promise<StandinApp> {
       });
     });
   let server = handler(createServer());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  // A steady port: while the app is down, no server or connection the OS hands a port to can take it.
+  const port = await steadyPort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const stop = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

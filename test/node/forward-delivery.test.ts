@@ -152,7 +152,8 @@ describe("order per source, and forwards apart from the gateway", () => {
     const shop = await app();
     const other = await app();
     await shop.down();
-    const wired = wiredLoop();
+    // The app's retries 10 ms doubling to 80 ms (250 ms to 5 s by default: the waits are not what is tested).
+    const wired = wiredLoop({ timings: { forwardRetryDelay: (failures) => Math.min(80, 10 * 2 ** (failures - 1)) } });
     stopAfter(wired.loop);
     for (const id of [1, 2, 3]) wired.loop.push(forwardFrame(id, { target: shop.url }));
     wired.loop.push(gatewayFrame(4));
@@ -160,16 +161,16 @@ describe("order per source, and forwards apart from the gateway", () => {
     await waitUntil("the gateway's and the other source's delivered", () => wired.acked.includes(4) && wired.acked.includes(5));
     expect(wired.acked).toEqual([4, 5]);
     // Five failures in a row would mean "gateway down" on the gateway's side: the app's count for nothing there.
-    await waitUntil("five failed attempts at the app", () => wired.events.filter((e) => e.outcome === "retrying" && e.id === 1).length >= 5, 10_000);
+    await waitUntil("five failed attempts at the app", () => wired.events.filter((e) => e.outcome === "retrying" && e.id === 1).length >= 5);
     const state = wired.loop.forwards.status().find((f) => f.source === "shop")!;
     expect(state.failing_since).not.toBeNull();
     expect(state.last_error).toMatch(/^connection refused by 127\.0\.0\.1:\d+/);
     expect(wired.loop.status.gateway_down).toBeNull();
     expect(wired.loop.status.last_error).toBeNull();
     wired.loop.push(gatewayFrame(6));
-    await waitUntil("a later gateway message too", () => wired.acked.includes(6), 2000);
+    await waitUntil("a later gateway message too", () => wired.acked.includes(6));
     await shop.up();
-    await waitUntil("the app's three delivered", () => [1, 2, 3].every((id) => wired.acked.includes(id)), 15_000);
+    await waitUntil("the app's three delivered", () => [1, 2, 3].every((id) => wired.acked.includes(id)));
     expect(shop.requests.map((r) => r.body.toString())).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
     expect(wired.acked.filter((id) => id <= 3)).toEqual([1, 2, 3]);
     expect(wired.loop.forwards.status().find((f) => f.source === "shop")).toMatchObject({ failing_since: null, last_error: null, delivered: 3 });
@@ -197,14 +198,15 @@ describe("order per source, and forwards apart from the gateway", () => {
     for (const id of [1, 2, 3, 4, 5, 6]) wired.loop.push(gatewayFrame(id, `s${id}`));
     await waitUntil("the gateway seen down", () => wired.loop.status.gateway_down !== null);
     wired.loop.push(forwardFrame(7, { target: shop.url }));
-    await waitUntil("forwarded", () => wired.acked.includes(7), 2000);
+    await waitUntil("forwarded", () => wired.acked.includes(7));
     expect(wired.loop.status.gateway_down).not.toBeNull();
   });
 
   it("with no gateway set up, forwarded events go and gateway-bound ones wait, paused with the reason, until there is one", async () => {
     const shop = await app();
     let gateway: { problem: string } | null = { problem: "no hooks.token in any OpenClaw config; enable hooks in openclaw.json (run clawrelay doctor)" };
-    const wired = wiredLoop({ target: () => gateway ?? { port: 1, hooksPath: "/hooks", hooksToken: "t" } });
+    // Looking for a gateway every 20 ms (5 s by default: the wait is not what is tested).
+    const wired = wiredLoop({ target: () => gateway ?? { port: 1, hooksPath: "/hooks", hooksToken: "t" }, timings: { noGatewayRetryMs: 20 } });
     stopAfter(wired.loop);
     wired.loop.push(gatewayFrame(1));
     wired.loop.push(forwardFrame(2, { target: shop.url }));
@@ -215,7 +217,7 @@ describe("order per source, and forwards apart from the gateway", () => {
     expect(wired.rejected).toEqual([]);
     expect(wired.events.find((e) => e.id === 1)).toMatchObject({ outcome: "retrying", status: 0, attempts: 0 });
     gateway = null;
-    await waitUntil("posted once the gateway is set up", () => wired.acked.includes(1), 10_000);
+    await waitUntil("posted once the gateway is set up", () => wired.acked.includes(1));
     expect(wired.loop.status.paused).toBeNull();
     expect(wired.events.filter((e) => e.id === 1).at(-1)).toMatchObject({ outcome: "delivered", attempts: 1 });
   });

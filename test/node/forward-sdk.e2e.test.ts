@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
 import { describe, expect, it } from "vitest";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
+import { makeAgentHome, queueItems, recordingLogger, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { startWebhookApp } from "../support/node/webhook-app.ts";
 import type { AppSecrets, WebhookApp } from "../support/node/webhook-app.ts";
@@ -105,14 +105,15 @@ describe("forward targets with the providers' SDKs", () => {
     const { app, home } = await setUp();
     const url = await addSource(home, "stripe", "stripe", secrets.stripe, `${app.url}/webhooks/stripe`);
     await app.down();
-    const agent = await fixture.run(home);
+    const logger = recordingLogger();
+    await fixture.run(home, logger);
     for (const n of [1, 2, 3]) expect((await postStripe(url, stripeEvent(`evt_down_${n}`))).status).toBe(200);
-    await waitUntil("the agent to see the app refuse connections", () => agent.status().delivery.forwards?.some((f) => f.failing_since !== null) ?? false);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Down for a while: the agent has tried the app three times and is waiting to try again.
+    await waitUntil("three failed attempts at the app", () => logger.lines.filter((l) => l.event === "app did not take a forwarded event").length >= 3);
     await app.up();
     await waitUntil("three events at the app", () => app.received.length >= 3);
+    // The inbox empty: nothing is left that could reach the app again.
     await waitUntil("the inbox empty", async () => (await queueItems(fixture.relay().url, home)).length === 0);
-    await new Promise((r) => setTimeout(r, 300));
     expect(app.received.map((r) => r.verdict)).toEqual(["stripe evt_down_1", "stripe evt_down_2", "stripe evt_down_3"]);
   });
 

@@ -9,11 +9,10 @@ import { describe, expect, it } from "vitest";
 import { startAgent } from "../../local-agent/agent.ts";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { statusText } from "../../local-agent/cli/cli-status.ts";
-import { silentLogger } from "../../local-agent/logger.ts";
 import { inboxAccess } from "../../local-agent/relay/messages.ts";
 import { addSource } from "../../local-agent/relay/sources.ts";
 import { journalPath } from "../../local-agent/settings.ts";
-import { postHook, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
+import { postHook, queueItems, recordingLogger, relayFixture, waitUntil } from "../support/node/stack.ts";
 import { startStandinApp } from "./forward-app.ts";
 
 const fixture = relayFixture();
@@ -26,7 +25,8 @@ describe("a down app's events set aside on the real relay", () => {
     const shop = await startStandinApp();
     fixture.cleanups.push(() => shop.close());
     await shop.down();
-    const agent: AgentHandle = await startAgent({ settings: { ...home.settings, window: WINDOW }, env: home.env, logger: silentLogger, apiPort: 0, journalFile: journalPath(home.env.CLAWRELAY_HOME) });
+    const logger = recordingLogger();
+    const agent: AgentHandle = await startAgent({ settings: { ...home.settings, window: WINDOW }, env: home.env, logger, apiPort: 0, journalFile: journalPath(home.env.CLAWRELAY_HOME) });
     fixture.cleanups.push(() => agent.close());
     await waitUntil("connected", () => agent.status().relay.state === "connected");
     const source = await addSource(await inboxAccess(home.settings), { name: "shop", kind: "token", target: { forward: `${shop.url}/hooks`, allowPublic: false } });
@@ -61,15 +61,17 @@ describe("a down app's events set aside on the real relay", () => {
     expect(shop.requests.map((r) => r.body.toString())).toEqual(Array.from({ length: 12 }, (_, i) => `{"n":${i + 1}}`));
     expect(shop.requests.map((r) => r.url)).toEqual(Array.from({ length: 12 }, (_, i) => `/hooks/orders?n=${i + 1}`));
     await waitUntil("the relay holding nothing, the source out of set-aside mode", async () => agent.status().delivery.forwards[0]?.set_aside === 0 && (await queueItems(relayUrl, home, "all")).length === 0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The relay holds nothing: no event is left that could reach the app again.
     expect(shop.requests).toHaveLength(12);
     expect(agent.status().delivery.forwards[0]).toMatchObject({ delivered: 12, rejected: 0, set_aside: 0, failing_since: null });
 
     // A later outage with fewer events than 3/4 of the window: they wait in the agent, none on the shelf.
     await shop.down();
-    for (let n = 13; n <= 15; n++) await post(n);
-    await waitUntil("the app failing again", () => agent.status().delivery.forwards[0]?.failing_since !== null);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const head = await post(13);
+    for (let n = 14; n <= 15; n++) await post(n);
+    // Each failed attempt decides whether to set aside: two of them, and none did.
+    const failed = () => logger.lines.filter((l) => l.event === "app did not take a forwarded event" && l.fields.id === head).length;
+    await waitUntil("two failed attempts at the app", () => failed() >= 2);
     expect(await queueItems(relayUrl, home, "dead")).toEqual([]);
     expect(agent.status().delivery.forwards[0]?.set_aside).toBe(0);
     await shop.up();

@@ -114,6 +114,8 @@ async function setUp(window: number, gateway?: () => number): Promise<{ relay: W
   return { relay, wired, shop, logger };
 }
 
+/** Failed attempts at the app of the event with id `id` (each is followed by the set-aside decision). */
+const failedAttempts = (wired: WiredLoop, id: number) => wired.events.filter((e) => e.outcome === "retrying" && e.id === id).length;
 const event = (shopUrl: string, n: number) => (id: number) => forwardFrame(id, { target: `${shopUrl}/hooks`, body: `{"n":${n}}` });
 const bodies = (shop: StandinApp) => shop.requests.map((r) => r.body.toString());
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `{"n":${from + i}}`);
@@ -148,16 +150,17 @@ describe("setting aside a down app's events", () => {
     await waitUntil("the shelf empty, the source no longer set aside", () => relay.dead.size === 0 && wired.loop.forwards.status()[0]!.set_aside === 0);
     expect(relay.replayed.slice(0, 11)).toEqual(Array.from({ length: 11 }, (_, i) => i + 2));
     expect(relay.replayed).toHaveLength(13);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(shop.requests).toHaveLength(14);
+    // Nothing queued, nothing on the shelf: no event is left that could reach the app again.
     expect(relay.queued.size).toBe(0);
+    expect(shop.requests).toHaveLength(14);
 
     // Out of set-aside mode: a later outage below the threshold keeps its events here, in order, none on the shelf.
     await shop.down();
     const before = relay.replayed.length;
-    for (let n = 15; n <= 17; n++) relay.add(event(shop.url, n));
-    await waitUntil("the app failing again", () => wired.loop.forwards.status()[0]!.failing_since !== null);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const head = relay.add(event(shop.url, 15));
+    for (let n = 16; n <= 17; n++) relay.add(event(shop.url, n));
+    // Each failed attempt decides whether to set aside: two of them, and none did.
+    await waitUntil("two failed attempts at the app", () => failedAttempts(wired, head) >= 2);
     expect(relay.dead.size).toBe(0);
     expect(wired.loop.status.queued).toBe(3);
     await shop.up();
@@ -239,8 +242,8 @@ describe("setting aside a down app's events", () => {
   it("sets nothing aside below 3/4 of the window; reaching it, the waiting events of the failing source", async () => {
     const { relay, wired, shop } = await setUp(8);
     for (let n = 1; n <= 5; n++) relay.add(event(shop.url, n));
-    await waitUntil("the app failing", () => wired.loop.forwards.status()[0]?.failing_since != null);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // Each failed attempt decides whether to set aside: two of them, and none did.
+    await waitUntil("two failed attempts at the app", () => failedAttempts(wired, 1) >= 2);
     expect(relay.dead.size).toBe(0);
     // The sixth makes 6 of 8: the threshold.
     relay.add(event(shop.url, 6));

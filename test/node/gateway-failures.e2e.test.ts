@@ -6,7 +6,7 @@ import { identityFromPrivateKey } from "../../local-agent/identity.ts";
 import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
-import { relayFixture, waitUntil } from "../support/node/stack.ts";
+import { recordingLogger, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 
 const fixture = relayFixture();
@@ -34,8 +34,6 @@ async function relayQueue(): Promise<number[]> {
   return (answer.body.messages as { id: number }[]).map((m) => m.id);
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe("gateway failures", () => {
   it("keeps messages on the relay while the gateway is down and delivers them when it returns", async () => {
     await setUp();
@@ -43,7 +41,7 @@ describe("gateway failures", () => {
     await gateway.close();
     agent = await fixture.run(home);
     const ids = [await hook('{"n":1}'), await hook('{"n":2}')];
-    await sleep(1200);
+    await waitUntil("the agent's failed attempt at the gateway", () => agent.status().delivery.last_error !== null);
     expect(agent.status().delivery.delivered).toBe(0);
     expect(await relayQueue()).toEqual(ids);
     gateway = await startStandinGateway({ port, token: gateway.token });
@@ -58,9 +56,12 @@ describe("gateway failures", () => {
     await setUp();
     gateway.script({ status: 401 }, { status: 401 }, { status: 401 });
     const id = await hook('{"n":1}');
-    agent = await fixture.run(home);
-    await waitUntil("the first attempt", () => gateway.requests.length === 1);
-    await sleep(2500);
+    const logger = recordingLogger();
+    agent = await fixture.run(home, logger);
+    // The agent's decision, from its log: the next attempt a minute away (the gateway locks a client out
+    // after 20 bad tokens a minute), and meanwhile nothing else posted.
+    await waitUntil("the agent's refusal line", () => logger.lines.some((l) => l.event === "gateway refused"));
+    expect(logger.lines.find((l) => l.event === "gateway refused")!.fields).toMatchObject({ status: 401, retry_in_ms: 60_000 });
     expect(gateway.requests.length).toBe(1);
     const status = agent.status();
     expect(status.delivery.paused).toContain("hooks.token");

@@ -52,7 +52,6 @@ describe("heartbeat", () => {
     try {
       await waitUntil("the first connection", () => client.state === "connected");
       proxy.freeze();
-      const frozenAt = Date.now();
       // While the link is frozen a message arrives at the relay; it must come through the next socket.
       const res = await fetch(`${relay.url}/inbox/${home.settings.agent_id}/hooks/agentgram_inbox/agent`, {
         method: "POST",
@@ -60,9 +59,9 @@ describe("heartbeat", () => {
         body: '{"while":"frozen"}',
       });
       expect(res.status).toBe(202);
-      await waitUntil("the half-open socket to be dropped", () => states.includes("disconnected"), 5000);
-      expect(Date.now() - frozenAt).toBeLessThan(5000);
-      await waitUntil("a new connection and the waiting message", () => frames.some((f) => f.body === '{"while":"frozen"}'), 10_000);
+      // Dropped by the heartbeat's 600 ms deadline: a frozen link sends no close, so nothing else would drop it.
+      await waitUntil("the half-open socket to be dropped", () => states.includes("disconnected"));
+      await waitUntil("a new connection and the waiting message", () => frames.some((f) => f.body === '{"while":"frozen"}'));
       expect(states.filter((s) => s === "connected").length).toBe(2);
     } finally {
       await client.close();

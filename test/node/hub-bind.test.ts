@@ -58,7 +58,6 @@ describe("hub register --bind-code", () => {
 
     const bind = hub.addBindCode("Alice");
     const result = await register(home, "--bind-code", bind.code, "--bind-nonce", bind.nonce);
-    console.log(`--- clawrelay hub register --bind-code ---\n${result.stdout}`);
     expect(result.stderr).toBe("");
     expect(result.code, result.stdout).toBe(0);
 
@@ -167,7 +166,6 @@ describe("init --import-botcord, then hub register", () => {
     expect(settings).toMatchObject({ agent_id: identity.agentId, hub_url: hub.url, display_name: "Botty", key: { key_id: "k_b07c0dd1d000", public_key: identity.publicKey }, hub_credentials: { path, format: "botcord" } });
 
     const result = await register(home);
-    console.log(`--- clawrelay hub register (BotCord identity) ---\n${result.stdout}`);
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(result.stdout).toContain(`[1/7] hub token: from ${path}`);
     expect(result.stdout).toContain("endpoint: skipped (a BotCord identity: today's hub pushes nothing;");

@@ -65,7 +65,6 @@ describe("clawrelay hub register", () => {
     const result = await register(home);
     expect(result.stderr).toBe("");
     expect(result.code, result.stdout).toBe(0);
-    console.log(`--- clawrelay hub register (first run) ---\n${result.stdout}`);
 
     const after = read(home);
     const agent = hub.agents.get(before.agent_id)!;
@@ -116,7 +115,6 @@ describe("clawrelay hub register", () => {
     const again = await register(home);
     expect(again.stderr).toBe("");
     expect(again.code, again.stdout).toBe(0);
-    console.log(`--- clawrelay hub register (second run) ---\n${again.stdout}`);
     expect(again.stdout).toContain("[1/7] hub token: from the relay's token (got by hub register)");
     expect(again.stdout).toContain("the relay: holds this token already");
     expect(again.stdout).toContain(`[2/7] receipt key: ${first.receipt_key.key_id} is already an active key of ${first.agent_id} at the hub (reused)`);
@@ -128,11 +126,13 @@ describe("clawrelay hub register", () => {
     expect(agent.endpoint!.endpoint_id).toBe(endpointId);
     expect(hub.calls.filter((c) => c === "POST /registry/agents").length).toBe(registrations);
 
-    // Another client of the agent refreshes: every token held so far is dead.
+    // A minute later (the hub's clock: the relay's token and the next refresh are never minted in the same
+    // second, which would make them the same token, as on the hub), another client of the agent refreshes:
+    // every token held so far is dead.
+    hub.advanceClock(60_000);
     const other = hub.mint(first.agent_id, 86_400 + 120);
     const third = await register(home, "--agentline-token", "not.a-valid.jwt");
     expect(third.code, third.stdout + third.stderr).toBe(0);
-    console.log(`--- clawrelay hub register (after another client's refresh) ---\n${third.stdout}`);
     const refused = third.stdout.indexOf("the hub refused the JWT from the relay's token");
     const refusedSupplied = third.stdout.indexOf("the hub refused the JWT from --agentline-token");
     expect(refused).toBeGreaterThan(0);
@@ -166,7 +166,6 @@ describe("clawrelay hub register", () => {
     const { home, hub } = await agentWithHub({ webhooks: "deprecated", prefix: "botcord" });
     const result = await register(home);
     expect(result.code, result.stdout + result.stderr).toBe(0);
-    console.log(`--- clawrelay hub register (endpoints deprecated) ---\n${result.stdout}`);
     expect(result.stdout).toContain('the hub marks webhook delivery deprecated (Warning: 299 BotCord "Webhook endpoint delivery is deprecated; use /hub/ws + /hub/inbox"): it pushes nothing; switching to pull mode');
     expect(result.stdout).toContain("prefix: botcord, learned from the hub's probes");
     expect(read(home).hub).toMatchObject({ mode: "pull", prefix: "botcord", prefix_source: "learned from the hub's probes" });
@@ -223,7 +222,6 @@ describe("clawrelay hub status", () => {
     expect((await register(home)).code).toBe(0);
     const settings = read(home);
     const status = await runCli(["hub", "status"], home.env);
-    console.log(`--- clawrelay hub status ---\n${status.stdout}`);
     expect(status.stderr).toBe("");
     expect(status.code, status.stdout).toBe(0);
     expect(status.stdout).toContain("hub's view (JWT from the relay's token (got by hub register)");
@@ -250,7 +248,6 @@ describe("clawrelay hub status", () => {
     await hookCarriedMessage(home, hub);
     await waitUntil("the relay to record the receipt", async () => ((await relayHubView(home))?.last_receipt as { ok?: boolean } | null)?.ok === true);
     const accepted = await runCli(["hub", "status"], home.env);
-    console.log(`--- clawrelay hub status (after a receipt) ---\n${accepted.stdout}`);
     expect(accepted.stdout).toContain("verdict: receipts are accepted by the hub");
 
     // The hub revokes the receipt key: status says receipts will be refused and what to run.
@@ -288,7 +285,6 @@ describe("clawrelay hub status", () => {
       record(6, "delivered", 0, id, "ag_0123456789ab"), // one we sent
     );
     const status = await runCli(["hub", "status"], home.env);
-    console.log(`--- clawrelay hub status (pull mode, other clients) ---\n${status.stdout}`);
     expect(status.code, status.stdout + status.stderr).toBe(0);
     expect(status.stdout).toMatch(/pulls: next \S+; while nothing arrives the wait doubles from 15 s up to every 120 s/);
     expect(status.stdout).toContain("idle cost a day: 720 alarm runs, 721 hub requests, 721 rows written");
@@ -299,7 +295,6 @@ describe("clawrelay hub status", () => {
     expect(status.stdout).not.toContain("REFRESHED");
 
     const doctor = await runCli(["doctor"], home.env);
-    console.log(`--- clawrelay doctor (pull mode, other clients) ---\n${doctor.stdout}`);
     expect(doctor.stdout).toContain("[WARN] another client took the hub token");
     expect(doctor.stdout).toContain("[WARN] another client likely pulls this inbox: 2 message(s)");
     const refreshesBefore = hub.refreshes.length;
@@ -307,7 +302,6 @@ describe("clawrelay hub status", () => {
     // Every token held is dead now: status has to refresh, says so, and hands the new one over.
     hub.mint(id, 86_400 + 300);
     const forced = await runCli(["hub", "status"], home.env);
-    console.log(`--- clawrelay hub status (nothing held works) ---\n${forced.stdout}`);
     expect(forced.stdout).toContain("REFRESHED: neither the relay nor a credentials file held a token that works, so hub status made one — that ended every older token of this agent");
     expect(forced.stdout).toContain("the relay: took it");
     expect(hub.refreshes.slice(refreshesBefore)).toEqual([{ agent_id: id, key_id: settings.key.key_id }]);

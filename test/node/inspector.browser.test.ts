@@ -38,7 +38,7 @@ describe.skipIf(!CHROMIUM)("the inspector page in headless Chromium", () => {
     const sent = await postHook(fixture.relay().url, home, "agentgram_inbox/agent", hello);
     const row = page.locator(`#deliveries tbody tr[data-id="${String(sent.body.id)}"]`);
     await row.waitFor({ timeout: 15_000 }).catch(async (err: Error) => {
-      await page.screenshot({ path: "/tmp/inspector-fail.png", fullPage: true });
+      await page.screenshot({ path: join(import.meta.dirname, "../../test-output/inspector-fail.png"), fullPage: true });
       throw new Error(`${err.message}\ngateway got ${gateway.received.length}; status ${JSON.stringify(agent.status().delivery)}; console ${consoleErrors.join(" | ")}`);
     });
     expect(await row.getAttribute("data-outcome")).toBe("delivered");

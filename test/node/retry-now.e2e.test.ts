@@ -23,14 +23,13 @@ describe("clawrelay retry", () => {
     expect((await postHook(stack.relay().url, home, AGENT, JSON.stringify({ message: "after the fix" }))).status).toBe(202);
     await waitUntil("paused on 401", () => agent.status().delivery.paused !== null);
 
-    const asked = Date.now();
+    // The message's own next try is 60 s away, past the test's timeout: the retry is what delivers it.
     const result = await runCli(["retry"], home.env);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("woke 1 waiting retry");
     expect(result.stdout).toContain("the pause is over: delivery goes on (1 delivered since)");
     expect(agent.status().delivery).toMatchObject({ paused: null, delivered: 1 });
-    expect(Date.now() - asked).toBeLessThan(15_000);
     expect(gateway.received).toHaveLength(1);
   });
 

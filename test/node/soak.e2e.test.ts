@@ -3,7 +3,8 @@
 // state) and the real local agent into a stand-in gateway that forgets Idempotency-Keys at once and
 // refuses one message in 20 (400, 413, or a 404 for an unmapped sub-path). Every accepted body runs
 // exactly once and in order, every refused one is dead with its reason, ids only grow, nothing stays
-// queued. Prints the figures it measured.
+// queued. Around each restart the gateway answers 503 to everything, so messages are certainly waiting
+// on the relay when it goes down, however fast the machine is. (Throughput figures: npm run bench:agent.)
 import { Agent, request } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -82,7 +83,11 @@ describe("soak", () => {
     const gateway = await startStandinGateway({ replayWindowMs: 0 });
     cleanups.push(() => gateway.close());
     gateway.answerDelayMs = RUN_MS;
+    // True from the second post before a restart (the last one is an unmapped sub-path, refused for good)
+    // until the relay is back: the gateway takes nothing meanwhile.
+    let restarting = false;
     gateway.refuse = (hook) => {
+      if (restarting) return 503;
       const refuse = (JSON.parse(hook.body.toString()) as { refuse?: number }).refuse;
       return refuse === 400 || refuse === 413 ? refuse : null;
     };
@@ -98,9 +103,8 @@ describe("soak", () => {
     cleanups.push(async () => pool.destroy());
     const summary = async () => (await ownerCall(relay.url, home, "GET", "/queue?limit=1")).body.summary as { queued: number; sent: number; dead: number };
     const waitingAtRestart: number[] = [];
-    let restartMs = 0;
-    const started = Date.now();
     for (let n = 1; n <= TOTAL; n++) {
+      if (RESTART_AFTER.has(n + 1)) restarting = true;
       const refusal = refusalOf(n);
       const subpath = refusal === 404 ? "unmapped/x" : "agentgram_inbox/agent";
       const body = JSON.stringify(refusal === 400 || refusal === 413 ? { n, refuse: refusal } : { n });
@@ -113,14 +117,12 @@ describe("soak", () => {
         pool.destroy();
         const waiting = await summary();
         waitingAtRestart.push(waiting.queued + waiting.sent);
-        const restartStarted = Date.now();
         await relay.restart();
-        restartMs += Date.now() - restartStarted;
+        restarting = false;
         pool = new Agent({ keepAlive: true, maxSockets: 1 });
       }
       await sleep(PACE_MS);
     }
-    const postedAt = Date.now();
 
     const expected = Array.from({ length: TOTAL }, (_, i) => i + 1).filter((n) => refusalOf(n) === null);
     await waitUntil(
@@ -132,7 +134,6 @@ describe("soak", () => {
       },
       30_000,
     );
-    const doneAt = Date.now();
 
     // Ids handed out by the relay only grow, across both restarts.
     for (let i = 1; i < ids.length; i++) expect(ids[i], `id of n=${i + 1} after ${ids[i - 1]}`).toBeGreaterThan(ids[i - 1]!);
@@ -161,16 +162,5 @@ describe("soak", () => {
     // Both restarts really cut the agent's socket, with messages still waiting.
     expect(logger.count("relay connected")).toBeGreaterThanOrEqual(1 + RESTART_AFTER.size);
     expect(Math.min(...waitingAtRestart)).toBeGreaterThan(0);
-
-    const byKind = (k: Refusal) => [...refusedIds.values()].filter((v) => v === k).length;
-    const seconds = (doneAt - started) / 1000;
-    console.log(
-      [
-        `soak: ${TOTAL} hooks posted in ${((postedAt - started) / 1000).toFixed(1)} s (pace ${PACE_MS} ms, keep-alive), all finished after ${seconds.toFixed(1)} s`,
-        `soak: ${(expected.length / seconds).toFixed(0)} deliveries/s end to end (a pace, not a throughput: each run is held ${RUN_MS} ms) including ${waitingAtRestart.length} relay restarts (${restartMs} ms restarting; ${waitingAtRestart.join(" and ")} messages waiting at them); ${logger.count("relay connected")} connections`,
-        `soak: delivered ${delivery.delivered} exactly once in order; refused ${refusedIds.size} (400: ${byKind(400)}, 413: ${byKind(413)}, 404 unmapped: ${byKind(404)}); dead on the relay ${dead.length}; rejects sent ${delivery.rejected}; re-acknowledged from the journal ${logger.count("already delivered; acknowledging again")}`,
-        `soak: relay ids ${ids[0]}..${ids[ids.length - 1]} strictly increasing; gateway requests ${gateway.requests.length} (probes of /hooks/wake ${gateway.requests.filter((r) => r.subpath === "wake").length})`,
-      ].join("\n"),
-    );
   }, 60_000);
 });

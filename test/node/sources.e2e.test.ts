@@ -4,7 +4,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
-import { makeAgentHome, relayFixture, waitUntil } from "../support/node/stack.ts";
+import { makeAgentHome, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { runCli } from "./cli-harness.ts";
 
@@ -52,7 +52,8 @@ describe("webhook sources", () => {
       authorization: `Bearer ${gateway.token}`,
     });
     expect(hook!.headers["x-hub-signature-256"]).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 300));
+    // Once: the inbox empty, nothing is left that could reach the gateway again.
+    await waitUntil("the inbox empty", async () => (await queueItems(fixture.relay().url, home)).length === 0);
     expect(gateway.received).toHaveLength(1);
   });
 

@@ -36,8 +36,8 @@ describe("npm run dev:relay -- --port N", () => {
     const child = spawn(process.execPath, [join(import.meta.dirname, "../../scripts/dev-relay.ts"), "--port", String(port)], { detached: true, stdio: "ignore", env: { ...process.env, PORT: "1" } });
     try {
       let status = 0;
-      for (let i = 0; i < 120 && status !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 600 && status !== 200; i++) {
+        await new Promise((r) => setTimeout(r, 100));
         status = await fetch(`http://127.0.0.1:${port}/healthz`).then((res) => res.status, () => 0);
       }
       expect(status, `wrangler dev did not answer on 127.0.0.1:${port} within 60 s`).toBe(200);

@@ -11,7 +11,6 @@ import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { sendHook, stubOf } from "../support/workerd/socket-fixtures.ts";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DAY_SEC = 24 * 3600;
 
 afterEach(() => closeAllSockets());
@@ -20,6 +19,15 @@ afterEach(() => closeAllSockets());
 const expireNow = (inbox: ClaimedInbox, id: number) =>
   runInDurableObject(stubOf(inbox), (_instance, state) => {
     state.storage.sql.exec(`UPDATE messages SET expires_at = ? WHERE seq = ?`, Date.now() - 1, id);
+  });
+
+/**
+ * Moves every stored message's clock back by `ms` (received, expiry, shelved): the injected clock of
+ * these tests, instead of waiting out a 1 s TTL. Dedup records keep theirs.
+ */
+const ageMessages = (inbox: ClaimedInbox, ms: number) =>
+  runInDurableObject(stubOf(inbox), (_instance, state) => {
+    state.storage.sql.exec(`UPDATE messages SET received_at = received_at - ?1, expires_at = expires_at - ?1, dead_at = dead_at - ?1`, ms);
   });
 
 const alarmAt = (inbox: ClaimedInbox) => runInDurableObject(stubOf(inbox), (_instance, state) => state.storage.getAlarm());
@@ -31,7 +39,7 @@ describe("expiry", () => {
     const envelope = await envelopeFrom(alice.agent, bob.agent.id, { ttl_sec: 1 });
     expect((await postEnvelope(envelope)).status).toBe(202);
     await poll(alice.agent, "after=1&ack=true"); // alice collects the ack so only the error remains
-    await sleep(1100);
+    await ageMessages(bob, 1100);
     const stub = env.INBOX.getByName(bob.agent.id);
     await runDurableObjectAlarm(stub);
     expect(await poll(bob.agent)).toMatchObject({ count: 0, dead: 1 });
@@ -55,7 +63,7 @@ describe("expiry", () => {
   it("expires hook bodies after the inbox's hook_ttl_sec and keeps younger ones", async () => {
     const inbox = await claimInbox(undefined, { limits: { hook_ttl_sec: 1 } });
     await postHook(inbox, "a", '{"old":true}');
-    await sleep(1100);
+    await ageMessages(inbox, 1100);
     await runInDurableObject(env.INBOX.getByName(inbox.agent.id), async (instance) => {
       // Lengthen the TTL for the next body only, directly on the config the intake reads.
       instance.config!.limits.hook_ttl_sec = 3600;
@@ -79,7 +87,7 @@ describe("expiry and the dead shelf", () => {
   it("moves a queued message whose TTL ended to the dead shelf with a ttl_expired reason", async () => {
     const inbox = await claimInbox(undefined, { limits: { hook_ttl_sec: 1 } });
     const message = await sendHook(inbox, '{"late":true}');
-    await sleep(1100);
+    await ageMessages(inbox, 1100);
     await runDurableObjectAlarm(stubOf(inbox));
     const shown = await showMessage(inbox.agent, message.id);
     expect(shown.message.state).toBe("dead");
@@ -116,7 +124,7 @@ describe("expiry and the dead shelf", () => {
     client.reject(message.id, "refused");
     await client.next("rejected");
     expect((await showMessage(inbox.agent, message.id)).message.state).toBe("dead");
-    await sleep(1100);
+    await ageMessages(inbox, 1100);
     await runDurableObjectAlarm(stubOf(inbox));
     const gone = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/queue/${message.id}`);
     expect([gone.status, await errorCode(gone)]).toEqual([404, "message_not_found"]);

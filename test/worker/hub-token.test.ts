@@ -9,11 +9,17 @@ import { HUB_TOKEN_LIFETIME_MS, answeredHubToken, toBase64Url, utf8 } from "../.
 import { REFRESH_MARGIN_MS } from "../../worker/hub/hub-token.ts";
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 import { errorCode, signedFetch } from "../support/workerd/agents.ts";
+import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { hubSide, pullNow, pullingInbox, refreshElsewhere } from "../support/workerd/hub-link.ts";
 
 afterEach(closeAllSockets);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Sets the object's alarm an hour out: the pull schedule's own next pull (15 s after the claim's) cannot
+ * run while the test hands tokens around — on a loaded machine it did, with the token another client had
+ * just ended, and refreshed. pullNow() runs the alarm when the test says.
+ */
+const holdAlarm = (inbox: ClaimedInbox) => runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_o, state) => state.storage.setAlarm(Date.now() + 3_600_000));
 
 describe("the inbox's hub token", () => {
   it("is refreshed once, kept sealed at rest, and still used after an eviction", async () => {
@@ -33,8 +39,7 @@ describe("the inbox's hub token", () => {
 
   it("counts a refusal as another client's refresh, takes a new token and goes on pulling", async () => {
     const inbox = await pullingInbox();
-    await sleep(1100); // a refresh within the same second returns the same token
-    await refreshElsewhere(inbox.agent.id);
+    await refreshElsewhere(inbox.agent.id, 60);
     await pullNow(inbox);
     const side = await hubSide(inbox.agent.id);
     expect(side.refreshes).toBe(3); // ours, theirs, ours again after the 401
@@ -51,11 +56,11 @@ describe("the inbox's hub token", () => {
     const inbox = await pullingInbox();
     const socket = await connect(inbox.agent.id);
     await socket.auth(inbox.agent);
+    await holdAlarm(inbox);
     const mine = await socket.next("hub_token");
     socket.send({ type: "hub_token", token: "tok_older", expires_at: mine.expires_at - 60 });
     expect((await socket.next("hub_token")).token).toBe(mine.token);
-    await sleep(1100);
-    const theirs = await refreshElsewhere(inbox.agent.id);
+    const theirs = await refreshElsewhere(inbox.agent.id, 60);
     socket.send({ type: "hub_token", token: theirs.agent_token, expires_at: theirs.expires_at });
     await socket.sync();
     await pullNow(inbox);
@@ -68,11 +73,11 @@ describe("the inbox's hub token", () => {
 
   it("is read and handed over by its owner with single-use signed requests", async () => {
     const inbox = await pullingInbox();
+    await holdAlarm(inbox);
     const path = `/inbox/${inbox.agent.id}/hub/token`;
     const read = (await (await signedFetch(inbox.agent, "GET", path)).json()) as { token: string; source: string };
     expect([read.token, read.source]).toEqual([(await hubSide(inbox.agent.id)).token, "refresh"]);
-    await sleep(1100);
-    const theirs = await refreshElsewhere(inbox.agent.id);
+    const theirs = await refreshElsewhere(inbox.agent.id, 60);
     const put = await signedFetch(inbox.agent, "PUT", path, { token: theirs.agent_token, expires_at: theirs.expires_at });
     expect(await put.json()).toEqual({ taken: true, expires_at: theirs.expires_at, source: "owner" });
     const stale = await signedFetch(inbox.agent, "PUT", path, { token: "tok_stale", expires_at: theirs.expires_at - 10 });

@@ -61,7 +61,7 @@ describe("acks must name a message in flight on this connection", () => {
     expect(ids(await client.messages(1))).toEqual([sent[0]!.id]);
     client.ack(sent[3]!.id);
     expect(await client.next("error")).toMatchObject({ code: "not_in_flight", id: sent[3]!.id });
-    await client.expectQuiet(100);
+    await client.expectQuiet();
     expect((await poll(inbox.agent)).backlog).toBe(4);
     for (const message of sent.slice(0, 3)) {
       client.ack(message.id);
@@ -140,11 +140,11 @@ describe("reject: the dead-letter shelf", () => {
     const again = await connect(inbox.agent.id);
     expect(await again.auth(inbox.agent)).toEqual({ type: "ready", after: 0, backlog: 1, window: 16, dead: 1, last_id: sent[2]!.id, hub_prefix: "agentgram", hub_mode: "off" });
     expect(ids(await again.messages(1))).toEqual([sent[2]!.id]);
-    await again.expectQuiet(100);
+    await again.expectQuiet();
     await hangUp(again);
     const resumed = await connect(inbox.agent.id);
     expect(await resumed.auth(inbox.agent, { after: sent[2]!.id })).toMatchObject({ after: sent[2]!.id, backlog: 0, dead: 1 });
-    await resumed.expectQuiet(100);
+    await resumed.expectQuiet();
     expect(await poll(inbox.agent, `after=${sent[2]!.id}&ack=true`)).toMatchObject({ messages: [], backlog: 0, dead: 1 });
     expect((await showMessage(inbox.agent, sent[1]!.id)).message.state).toBe("dead");
   });
@@ -173,7 +173,7 @@ describe("reject: the dead-letter shelf", () => {
     await client.messages(1);
     client.reject(sent[1]!.id, "not sent yet");
     expect(await client.next("error")).toMatchObject({ code: "not_in_flight", id: sent[1]!.id });
-    await client.expectQuiet(100);
+    await client.expectQuiet();
     expect((await listQueue(inbox.agent)).summary).toMatchObject({ dead: 0, sent: 1, queued: 1 });
   });
 });

@@ -226,7 +226,7 @@ describe("drop", () => {
     await rejected(client, sent[0]!.id);
     await client.messages(1);
     await client.sync();
-    await client.expectQuiet(50);
+    await client.expectQuiet();
     client.close();
     await client.closeEvent();
     const dead = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[0]!.id}`));

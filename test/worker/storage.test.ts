@@ -36,7 +36,6 @@ describe("storage", () => {
     before = await rowsWritten(id);
     await poll(inbox.agent, `after=${messages[2]!.id}&ack=true`);
     const lastAck = (await rowsWritten(id)) - before;
-    console.log(`rows written: envelope ${perEnvelope}, hook ${perHook}, ack ${perAck}, last ack (drain) ${lastAck}`);
     expect(perEnvelope).toBe(2);
     expect(perHook).toBe(1);
     expect(perAck).toBe(1);
@@ -65,7 +64,6 @@ describe("storage", () => {
     expect(marked).toBe(1);
     await vi.waitFor(async () => expect((await poll(alice.agent)).count).toBe(3), { timeout: 5000, interval: 20 });
     const owed = (await both()).map((n, i) => n - before[i]!);
-    console.log(`rows written, receiver + sender: ack at once ${atOnce.join(" + ")}, ack owed ${owed.join(" + ")}`);
     // Receiver: the message and its dedup record. Sender: the ack and the ack's dedup record.
     expect(atOnce).toEqual([2, 2]);
     expect(owed).toEqual([2, 2]);
@@ -106,7 +104,6 @@ describe("storage", () => {
     expect(res.status).toBe(200);
     await res.json();
     const perRequest = (await rowsWritten(id)) - before;
-    console.log(`rows written: replay ${inStore}, replay request ${perRequest}`);
     expect(inStore).toBe(2);
     // The single-use nonce is what stops a captured replay request from being played again.
     expect(perRequest).toBe(3);

@@ -14,7 +14,7 @@ describe("delivery", () => {
     const inbox = await claimInbox();
     const client = await connect(inbox.agent.id);
     expect(await client.auth(inbox.agent)).toMatchObject({ backlog: 0 });
-    await client.expectQuiet(100);
+    await client.expectQuiet();
     const sender = newAgent();
     await registerAtHub(sender);
     const first = await sendHook(inbox, '{"live":1}');
@@ -137,7 +137,7 @@ describe("newest connection wins", () => {
     expect((await intruder.closeEvent()).code).toBe(4003);
     const live = await sendHook(inbox, '{"still":"mine"}');
     expect(ids(await owner.messages(1))).toEqual([live.id]);
-    await lurker.expectQuiet(100);
+    await lurker.expectQuiet();
   });
 
   it("a reconnect right after the previous socket closed gets ready and the backlog", async () => {

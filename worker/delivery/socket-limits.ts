@@ -4,8 +4,11 @@
 // sockets outlive hibernation. Used by inbox-routes.ts (the upgrade), client-frames.ts (the frame size),
 // housekeeping.ts and inbox.ts (the alarm, webSocketError); covered by test/worker/websocket-limits.test.ts and
 // test/node/socket-close.e2e.test.ts.
-import { AUTH_DEADLINE_MS, RelayError, utf8 } from "../../protocol/index.ts";
+import { RelayError, utf8 } from "../../protocol/index.ts";
 import { closeSocket, stateOf } from "./socket-session.ts";
+import { socketTimings } from "./socket-timings.ts";
+
+export { CLOSE_ANSWER_GRACE_MS } from "./socket-timings.ts";
 
 /**
  * Sockets of one inbox that have not authenticated, open or closed by the server and not yet answered.
@@ -13,9 +16,6 @@ import { closeSocket, stateOf } from "./socket-session.ts";
  * connections holds at most this many (it was unbounded: 2,000 were all accepted).
  */
 export const UNAUTHENTICATED_SOCKET_CAP = 16;
-
-/** How long a peer has to answer the server's close frame (RFC 6455 §7.1.1: then the server ends the TCP connection). */
-export const CLOSE_ANSWER_GRACE_MS = 2000;
 
 /**
  * While an agent is connected, ending the connections that never answered also ends the agent's
@@ -38,12 +38,17 @@ function agentConnected(sockets: readonly WebSocket[]): boolean {
   return sockets.some((ws) => ws.readyState === WebSocket.OPEN && stateOf(ws)?.authed === true);
 }
 
+/** How long after the server's close frame an unanswered socket is ended. */
+function closeWait(sockets: readonly WebSocket[]): number {
+  return socketTimings().closeAnswerGraceMs + (agentConnected(sockets) ? UNANSWERED_WAIT_WITH_AGENT_MS : 0);
+}
+
 /**
  * When each unauthenticated socket is gone at the latest: an open one is closed at its deadline, a
  * closed one ended by the inbox once its peer had its grace to answer.
  */
 function endsAt(sockets: readonly WebSocket[]): number[] {
-  const wait = CLOSE_ANSWER_GRACE_MS + (agentConnected(sockets) ? UNANSWERED_WAIT_WITH_AGENT_MS : 0);
+  const wait = closeWait(sockets);
   const out: number[] = [];
   for (const ws of sockets) {
     const state = stateOf(ws);
@@ -61,7 +66,7 @@ export function admitSocket(sockets: readonly WebSocket[], nowMs: number): Relay
   return new RelayError(
     429,
     "too_many_connections",
-    `this inbox already has ${waiting.length} connections that have not authenticated (at most ${UNAUTHENTICATED_SOCKET_CAP}, each answers its challenge within ${AUTH_DEADLINE_MS / 1000} s or is closed): retry in ${retryAfter} s`,
+    `this inbox already has ${waiting.length} connections that have not authenticated (at most ${UNAUTHENTICATED_SOCKET_CAP}, each answers its challenge within ${socketTimings().authDeadlineMs / 1000} s or is closed): retry in ${retryAfter} s`,
     { "retry-after": String(retryAfter) },
   );
 }
@@ -80,7 +85,7 @@ export interface ReapPlan {
  * them all with ctx.abort() — at once when no agent is connected, else after UNANSWERED_WAIT_WITH_AGENT_MS.
  */
 export function reapPlan(sockets: readonly WebSocket[], nowMs: number): ReapPlan {
-  const wait = CLOSE_ANSWER_GRACE_MS + (agentConnected(sockets) ? UNANSWERED_WAIT_WITH_AGENT_MS : 0);
+  const wait = closeWait(sockets);
   let overdue = 0;
   let checkAt: number | null = null;
   for (const ws of sockets) {

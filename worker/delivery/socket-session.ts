@@ -1,7 +1,6 @@
 // One local agent's WebSocket: challenge, authentication, windowed delivery and acknowledgements.
 // State lives in the socket's attachment so it survives hibernation (the runtime keeps at most 16 KB per socket).
 import {
-  AUTH_DEADLINE_MS,
   CLOSE_CODES,
   DEFAULT_WINDOW,
   MAX_WINDOW,
@@ -20,6 +19,7 @@ import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { InFlight } from "../storage/stored-message.ts";
+import { socketTimings } from "./socket-timings.ts";
 
 /**
  * An authenticated socket was sent every queued id in (from, sentUpTo]: those still queued are in
@@ -64,10 +64,10 @@ export function stateOf(ws: WebSocket): SocketState | null {
   return (ws.deserializeAttachment() as SocketState | null) ?? null;
 }
 
-/** Starts a session: the client must answer this challenge within AUTH_DEADLINE_MS. */
+/** Starts a session: the client must answer this challenge within the auth deadline (socket-timings.ts). */
 export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number): number {
   const nonce = toBase64Url(randomBytes(24));
-  const deadline = nowMs + AUTH_DEADLINE_MS;
+  const deadline = nowMs + socketTimings().authDeadlineMs;
   ws.serializeAttachment({ authed: false, nonce, deadline } satisfies SocketState);
   send(ws, { type: "challenge", agent_id: config.agent_id, nonce, epoch: inboxEpoch(config) });
   return deadline;
@@ -81,7 +81,7 @@ export function closeIfAuthOverdue(ws: WebSocket, nowMs: number): number | null 
   const state = stateOf(ws);
   if (!state || state.authed) return null;
   if (state.deadline > nowMs) return state.deadline;
-  send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${AUTH_DEADLINE_MS / 1000} s of the challenge` });
+  send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${socketTimings().authDeadlineMs / 1000} s of the challenge` });
   closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout", nowMs);
   return null;
 }

@@ -66,7 +66,7 @@ export function createRegistry(world: HubWorld): Registry {
   }
 
   function mint(agentId: string, current: boolean): { agent_token: string; expires_at: number } {
-    const expires_at = nowSec() + world.tokenTtlSec;
+    const expires_at = nowSec() + world.clockAheadSec + world.tokenTtlSec;
     const agent_token = signJwt({ agent_id: agentId, exp: expires_at, iss: "botcord" }, world.secret);
     const agent = world.agents.get(agentId);
     if (current && agent && !webhookEra) agent.current_token = agent_token;

@@ -87,6 +87,8 @@ export interface HubLogs {
 export interface HubWorld {
   generation: Generation; prefix: HubPrefix; timings: HubTimings; allowPrivateEndpoints: boolean;
   tokenTtlSec: number; rateLimitPerMinute: number; pairRateLimitPerMinute: number; secret: string;
+  /** How far the hub's token clock runs ahead of real time (advanceClock): "a second later" without waiting one. */
+  clockAheadSec: number;
   /** The hub's public base URL (hub_url, install_command); set once the server listens. */
   url: string;
   agents: Map<string, HubAgent>; rooms: Map<string, HubRoom>; records: HubRecord[]; users: Map<string, HubUser>;

@@ -56,6 +56,13 @@ export interface AgentlineHub extends HubLogs {
   newOwner(name: string): HubUser;
   /** Refreshes as another client of the agent would; `agent.token` is left as it was. */
   refreshToken(agent: HubTestAgent): Promise<string>;
+  /**
+   * Moves the clock the hub mints tokens by `sec` on: a token is a JWT of the agent and its expiry
+   * second (fact 19), so a mint after this differs from one before it, without waiting for the next second.
+   */
+  advanceClock(sec: number): void;
+  /** Long polls (GET /hub/inbox with a timeout) waiting for mail now. */
+  waitingPulls(): number;
   /** POST /hub/rooms as `owner`: the new room's id. */
   createRoom(owner: HubTestAgent, name: string, memberIds: string[]): Promise<string>;
   /** Today: the agent's owner writes in the dashboard's owner chat (rm_oc_…); the record it makes. */
@@ -81,7 +88,7 @@ export async function startAgentlineHub(options: AgentlineHubOptions): Promise<A
   const world: HubWorld = {
     generation, prefix: options.prefix ?? "botcord", timings: { ...DEFAULT_TIMINGS[generation], ...options.timings },
     allowPrivateEndpoints: options.allowPrivateEndpoints ?? generation === "webhook-era", tokenTtlSec: options.tokenTtlSec ?? 86_400,
-    rateLimitPerMinute: options.rateLimitPerMinute ?? 20, pairRateLimitPerMinute: options.pairRateLimitPerMinute ?? 10, secret: randomBytes(32).toString("hex"), url: "",
+    rateLimitPerMinute: options.rateLimitPerMinute ?? 20, pairRateLimitPerMinute: options.pairRateLimitPerMinute ?? 10, secret: randomBytes(32).toString("hex"), url: "", clockAheadSec: 0,
     agents: new Map(), rooms: new Map(), records: [], users: new Map(), topics: new Map(), contactRequests: [], approvals: [],
     logs: { receipts: [], probes: [], webhooks: [], requests: [], wsFrames: [] },
     listeners: new Set(),
@@ -221,6 +228,8 @@ export async function startAgentlineHub(options: AgentlineHubOptions): Promise<A
     createAgent,
     newOwner: (name) => installer.newOwner(name),
     refreshToken: (agent) => refreshToken(world.url, agent.agentId, agent.keyId, agent.seed),
+    advanceClock: (sec) => void (world.clockAheadSec += sec),
+    waitingPulls: () => world.listeners.size,
     createRoom: async (owner, name, memberIds) => {
       const reply = await hubCall(world.url, "POST", "/hub/rooms", { body: { name, member_ids: memberIds }, token: owner.token });
       if (reply.status !== 201) throw new Error(`stand-in hub refused the room ${name}: ${reply.status} ${JSON.stringify(reply.body)}`);

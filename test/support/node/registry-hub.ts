@@ -2,11 +2,13 @@
 // node:http server (and /hub/ws on the same port) on an ephemeral loopback port, playing the registry
 // of either generation of the public hub code — open registration with a challenge, or bind codes and
 // /openclaw/install-claim — with ONE current token per agent (a refresh ends every older one, as on
-// today's hub; two mints in the same second give the same token), a second key with a hub-assigned id,
+// today's hub; a token is an HS256 JWT of the agent id and its expiry second, as the hub's
+// create_agent_token makes it, so two mints in the same second give the same token, and a test moves
+// the hub's clock on rather than waiting for the next second), a second key with a hub-assigned id,
 // endpoints that push, are gone (404) or are deprecated (probed, 201, Deprecation/Warning 299), the
 // message policy, /hub/history, an empty /hub/inbox for the relay's pulls and the /hub/ws frames. Every
 // signature is checked with node:crypto, never protocol/.
-import { createHash, createPublicKey, randomBytes, verify } from "node:crypto";
+import { createHash, createHmac, createPublicKey, randomBytes, verify } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { WebSocketServer } from "ws";
@@ -81,12 +83,18 @@ export async function startRegistryHub(options: RegistryHubOptions = {}) {
   const wsAuths: { token: string; ok: boolean }[] = [];
   let claimAnswerId: string | null = null;
 
-  /** A token for the agent, now its only valid one; the same second gives the same token, as the hub does. */
+  // The hub's clock: real time moved on by advanceClock(), so a test can say "later" without waiting.
+  let clockOffsetMs = 0;
+  const nowSec = () => Math.floor((Date.now() + clockOffsetMs) / 1000);
+  const jwtSecret = randomBytes(32);
+  /**
+   * A token for the agent, now its only valid one. As the hub's create_agent_token: a JWT of the agent
+   * id and the expiry second, so the same second gives the very same token (and makes it current again).
+   */
   const mint = (agentId: string, ttlSec = 86_400) => {
-    const exp = Math.floor(Date.now() / 1000) + ttlSec;
-    const now = current.get(agentId);
-    if (now?.exp === exp) return { agent_token: now.token, expires_at: exp };
-    const token = [b64url(Buffer.from('{"alg":"HS256"}')), b64url(Buffer.from(JSON.stringify({ agent_id: agentId, exp, iss: "botcord" }))), b64url(randomBytes(32))].join(".");
+    const exp = nowSec() + ttlSec;
+    const signingInput = [b64url(Buffer.from('{"alg":"HS256","typ":"JWT"}')), b64url(Buffer.from(JSON.stringify({ agent_id: agentId, exp, iss: "botcord" })))].join(".");
+    const token = `${signingInput}.${b64url(createHmac("sha256", jwtSecret).update(signingInput).digest())}`;
     current.set(agentId, { token, exp });
     issued.add(token);
     return { agent_token: token, expires_at: exp };
@@ -191,7 +199,7 @@ export async function startRegistryHub(options: RegistryHubOptions = {}) {
       key.state = "active";
       delete key.challenge;
       // A second key's /verify answers a token the hub does not store as current (today's hub: it gets 401).
-      return send(200, first ? mint(agent.agent_id) : { agent_token: "not-the-current-token", expires_at: Math.floor(Date.now() / 1000) + 86_400 });
+      return send(200, first ? mint(agent.agent_id) : { agent_token: "not-the-current-token", expires_at: nowSec() + 86_400 });
     }
     if (method === "POST" && rest === "token/refresh") {
       const key = agent.keys.get(String(body.key_id));
@@ -292,6 +300,10 @@ export async function startRegistryHub(options: RegistryHubOptions = {}) {
       claimAnswerId = agentId;
     },
     mint,
+    /** Moves the hub's clock on by `ms`: its next tokens expire that much later. */
+    advanceClock(ms: number) {
+      clockOffsetMs += ms;
+    },
     issued: () => [...issued],
     /** Tells every signed-in socket of the agent there is new mail. */
     inboxUpdate(agentId: string) {

@@ -13,41 +13,70 @@ import type { CardFile } from "../../../local-agent/society/card-file.ts";
 import { identityFromPrivateKey } from "../../../local-agent/identity.ts";
 import { runInit } from "../../../local-agent/cli/init.ts";
 import { silentLogger } from "../../../local-agent/logger.ts";
-import type { Logger } from "../../../local-agent/logger.ts";
+import type { LogFields, Logger } from "../../../local-agent/logger.ts";
 import { signedRelayCall } from "../../../local-agent/relay/relay-api.ts";
-import { journalPath, loadSettings } from "../../../local-agent/settings.ts";
+import { journalPath, loadSettings, saveSettings } from "../../../local-agent/settings.ts";
 import type { AgentSettings } from "../../../local-agent/settings.ts";
 import { startRelayMiniflare } from "../../../scripts/local-workerd.ts";
 import { openClawConfigFor } from "../../../scripts/standin-gateway.ts";
 import { startStandinGateway } from "../../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../../scripts/standin-gateway.ts";
+import { steadyPort } from "./steady-port.ts";
 
 /** Inboxes in tests never reach a real hub: key look-ups go to a closed loopback port. */
 export const NO_HUB = "http://127.0.0.1:9";
+
+export interface RelayLogLine {
+  level: string;
+  message: string;
+}
 
 export interface LocalRelay {
   url: string;
   port: number;
   /** Stops workerd and starts it again on the same port and storage (a redeploy/restart), optionally with new vars. */
   restart(vars?: Record<string, string>): Promise<void>;
+  /** The lines the relay logged that match `pattern`, taken: a test asserts the errors it provoked, and they are not printed. */
+  takeLogs(pattern: RegExp): RelayLogLine[];
+  /** Prints the lines no test took (console.warn / console.error / console.log by level), so an unexpected error shows. */
+  flushLogs(): void;
   stop(): Promise<void>;
 }
 
+/** The real relay in Miniflare. What it logs is kept for takeLogs() and printed by flushLogs() (by relayFixture after each test, and by stop()). */
 export async function startRelay(options: { persistDir?: string; vars?: Record<string, string> } = {}): Promise<LocalRelay> {
   const bundle = inject("relayBundle");
-  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, options);
+  const logs: RelayLogLine[] = [];
+  const onLog = ({ level, message }: RelayLogLine) => void logs.push({ level, message });
+  // A steady port (steady-port.ts): a restart binds it again, and nothing took it meanwhile.
+  const port = await steadyPort();
+  let mf: Miniflare = startRelayMiniflare(bundle, NO_HUB, { ...options, onLog, port });
   const url = (await mf.ready).origin;
-  const port = Number(new URL(url).port);
+  const flushLogs = () => {
+    for (const { level, message } of logs.splice(0)) {
+      const print = level === "error" ? console.error : level === "warn" ? console.warn : console.log;
+      print(`relay: ${message}`);
+    }
+  };
   return {
     url,
     port,
     restart: async (vars?: Record<string, string>) => {
       await mf.dispose();
       if (vars) options = { ...options, vars };
-      mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port });
+      mf = startRelayMiniflare(bundle, NO_HUB, { ...options, port, onLog });
       await mf.ready;
     },
-    stop: () => mf.dispose(),
+    takeLogs: (pattern) => {
+      const taken = logs.filter((line) => pattern.test(line.message));
+      for (const line of taken) logs.splice(logs.indexOf(line), 1);
+      return taken;
+    },
+    flushLogs,
+    stop: async () => {
+      await mf.dispose();
+      flushLogs();
+    },
   };
 }
 
@@ -77,6 +106,10 @@ export async function makeAgentHome(relay: LocalRelay, gateway: StandinGateway, 
   const env = { CLAWRELAY_HOME: join(dir, "clawrelay"), OPENCLAW_CONFIG_PATH: configPath, HOME: dir };
   const settingsPath = join(env.CLAWRELAY_HOME, "agent.json");
   await runInit({ settingsPath, env, relay: relay.url, hub: options.hubUrl ?? NO_HUB, name });
+  // The local API of an agent `clawrelay start` runs from this home: a steady port of its own, not the
+  // shared default 19791 and the 19 after it, which agents of files running beside this one take too (one
+  // killed, another could take its port, and `status` would find a stranger there).
+  saveSettings(settingsPath, { ...loadSettings(settingsPath), api_port: await steadyPort() });
   if (options.card) await writeFile(cardPath(env.CLAWRELAY_HOME), JSON.stringify(options.card));
   return { dir, env, settings: loadSettings(settingsPath), settingsPath, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
@@ -95,6 +128,19 @@ export function runAgent(home: AgentHome, logger: Logger = silentLogger): Promis
     cardFile: cardPath(home.env.CLAWRELAY_HOME),
     journalFile: journalPath(home.env.CLAWRELAY_HOME),
   });
+}
+
+export interface LogLine {
+  level: "info" | "warn" | "error";
+  event: string;
+  fields: LogFields;
+}
+
+/** A logger that keeps every line, for a test to wait for an event of the agent's and read its fields. */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const keep = (level: LogLine["level"]) => (event: string, fields: LogFields = {}) => void lines.push({ level, event, fields });
+  return { lines, info: keep("info"), warn: keep("warn"), error: keep("error") };
 }
 
 /** Polls `check` until it returns true; the error says what was awaited. */
@@ -119,19 +165,21 @@ export function relayFixture(options: { vars?: Record<string, string> } = {}) {
   afterAll(() => relay?.stop());
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    relay?.flushLogs();
   });
   return {
     relay: (): LocalRelay => relay!,
     cleanups,
     async setUp(name = "Bob"): Promise<{ gateway: StandinGateway; home: AgentHome }> {
-      const gateway = await startStandinGateway();
+      // A steady port: a test may take the gateway down and bring it back on the same port.
+      const gateway = await startStandinGateway({ port: await steadyPort() });
       const home = await makeAgentHome(relay!, gateway, name);
       cleanups.push(() => gateway.close(), () => home.cleanup());
       return { gateway, home };
     },
     /** The real local agent for `home`, closed after the test (before its gateway and home). */
-    async run(home: AgentHome): Promise<AgentHandle> {
-      const agent = await runAgent(home);
+    async run(home: AgentHome, logger: Logger = silentLogger): Promise<AgentHandle> {
+      const agent = await runAgent(home, logger);
       cleanups.push(() => agent.close());
       return agent;
     },

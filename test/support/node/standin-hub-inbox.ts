@@ -20,6 +20,8 @@ interface Leased {
 interface AgentSide {
   token: string | null;
   expiresAt: number;
+  /** The hub's clock for this agent runs this far ahead of real time: tests say "later" without waiting. */
+  clockAheadSec: number;
   refreshes: number;
   inbox: Leased[];
   acked: string[];
@@ -37,7 +39,7 @@ export class StandinAgents {
 
   private side(agentId: string): AgentSide {
     let side = this.agents.get(agentId);
-    if (!side) this.agents.set(agentId, (side = { token: null, expiresAt: 0, refreshes: 0, inbox: [], acked: [], renewed: [], history: [], pulls: 0 }));
+    if (!side) this.agents.set(agentId, (side = { token: null, expiresAt: 0, clockAheadSec: 0, refreshes: 0, inbox: [], acked: [], renewed: [], history: [], pulls: 0 }));
     return side;
   }
 
@@ -45,7 +47,7 @@ export class StandinAgents {
   mint(agentId: string): { agent_token: string; expires_at: number } {
     const side = this.side(agentId);
     side.token = `tok_${agentId}_${++this.minted}`;
-    side.expiresAt = Math.floor(Date.now() / 1000) + TOKEN_TTL_SEC;
+    side.expiresAt = Math.floor(Date.now() / 1000) + side.clockAheadSec + TOKEN_TTL_SEC;
     side.refreshes++;
     return { agent_token: side.token, expires_at: side.expiresAt };
   }
@@ -107,7 +109,11 @@ export class StandinAgents {
       side.history.push(...(body as Record<string, unknown>[]));
       return { status: 200, body: { ok: true } };
     }
-    if (method === "POST" && what === "refresh") return { status: 200, body: this.mint(agentId) };
+    if (method === "POST" && what === "refresh") {
+      // `later_sec`: the refresh happens that long after the last one (as another client's would), so its token expires later.
+      side.clockAheadSec += Number((body as { later_sec?: number } | null)?.later_sec ?? 0);
+      return { status: 200, body: this.mint(agentId) };
+    }
     if (method === "GET" && what === "state") {
       const states = Object.fromEntries(side.inbox.map((l) => [String(l.record.hub_msg_id), l.state]));
       return { status: 200, body: { token: side.token, refreshes: side.refreshes, acked: side.acked, renewed: side.renewed, pulls: side.pulls, states } };

@@ -1,11 +1,13 @@
 // A stand-in Agentline hub for tests: a real HTTP server on an ephemeral loopback port.
 // It serves key look-ups, receipt posting and token refresh like a hub, the pull inbox and history
-// (standin-hub-inbox.ts), and a /__test API to script and inspect it. Tests share one instance, so
+// (standin-hub-inbox.ts), and a /__test API to script and inspect it — also what workerd printed of the
+// relay's own resets (runtime-log.ts), for the test that provoked one. Tests share one instance, so
 // everything is keyed by agent id (each test makes fresh agents).
 import { createPublicKey, verify } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { StandinAgents } from "./standin-hub-inbox.ts";
+import type { RuntimeLog } from "./runtime-log.ts";
 
 interface HubKey {
   key_id: string;
@@ -31,7 +33,7 @@ function json(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-export async function startStandinHub(): Promise<StandinHub> {
+export async function startStandinHub(runtimeLog?: RuntimeLog): Promise<StandinHub> {
   const keys = new Map<string, HubKey>(); // "agent/key" -> record
   const lookups = new Map<string, number>();
   const receipts = new Map<string, unknown[]>(); // receipt `from` -> bodies, including refused ones
@@ -91,6 +93,8 @@ export async function startStandinHub(): Promise<StandinHub> {
           return json(res, 200, { ok: true });
         }
         if (req.method === "GET" && parts[1] === "receipts") return json(res, 200, receipts.get(parts[2]!) ?? []);
+        // ?match=<regular expression>: the runtime's reports of the relay's resets that match, taken (not printed).
+        if (req.method === "GET" && parts[1] === "runtime-log") return json(res, 200, runtimeLog?.take(new RegExp(url.searchParams.get("match") ?? "")) ?? []);
       }
       json(res, 404, { detail: "Not Found" });
     })().catch((err: unknown) => json(res, 500, { detail: String(err) }));

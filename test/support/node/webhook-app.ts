@@ -9,6 +9,7 @@ import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } fro
 import { verify as verifyGithub } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
 import Stripe from "stripe";
+import { steadyPort } from "./steady-port.ts";
 
 export interface AppSecrets {
   stripe: string;
@@ -70,11 +71,12 @@ async function verdictFor(req: IncomingMessage, body: Buffer, secrets: AppSecret
   }
 }
 
-export async function startWebhookApp(secrets: AppSecrets, port = 0): Promise<WebhookApp> {
+/** `port`: default a steady one (steady-port.ts), kept while the app is down. */
+export async function startWebhookApp(secrets: AppSecrets, port?: number): Promise<WebhookApp> {
   const received: AppRequest[] = [];
   const scripted: { status: number; body: string; headers?: Record<string, string> }[] = [];
   let server: Server | null = null;
-  let boundPort = port;
+  let boundPort = port ?? (await steadyPort());
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];

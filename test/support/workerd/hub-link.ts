@@ -36,9 +36,12 @@ export function scriptHistory(agentId: string, records: Record<string, unknown>[
   return hub(`/__test/agents/${agentId}/history`, { method: "POST", body: JSON.stringify(records) });
 }
 
-/** Another client of the agent refreshes its token: every older one is refused from now on. */
-export async function refreshElsewhere(agentId: string): Promise<{ agent_token: string; expires_at: number }> {
-  return (await hub(`/__test/agents/${agentId}/refresh`, { method: "POST" })) as { agent_token: string; expires_at: number };
+/**
+ * Another client of the agent refreshes its token: every older one is refused from now on. `laterSec`:
+ * it does so that long after the inbox's own refresh, on the hub's clock (its token expires that much later).
+ */
+export async function refreshElsewhere(agentId: string, laterSec = 0): Promise<{ agent_token: string; expires_at: number }> {
+  return (await hub(`/__test/agents/${agentId}/refresh`, { method: "POST", body: JSON.stringify({ later_sec: laterSec }) })) as { agent_token: string; expires_at: number };
 }
 
 export async function hubSide(agentId: string): Promise<HubSideState> {
@@ -74,11 +77,12 @@ export async function pullingInbox(limits: Record<string, unknown> = {}): Promis
   await registerReceiptKey(agent);
   const inbox = await claimInbox(agent, { hub: { mode: "pull", prefix: null, pull_interval_sec: 120 }, ...(Object.keys(limits).length ? { limits } : {}) });
   const stub = env.INBOX.getByName(agent.id);
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
     if (await runInDurableObject(stub, (o) => o.hub.pullStatus().nextAtMs !== null && !o.hub.pullStatus().pulling)) return inbox;
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error("the claim's first pull did not finish within 2 s");
+  throw new Error("the claim's first pull did not finish within 10 s (the claim sets it off from the alarm at once)");
 }
 
 /**

@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import type { DeliveryFrame } from "../../../protocol/index.ts";
+import type { SocketState } from "../../../worker/delivery/socket-session.ts";
 import type { Inbox } from "../../../worker/inbox.ts";
 import { claimInbox, envelopeFrom, postEnvelope, postHook } from "./agents.ts";
 import type { ClaimedInbox, TestAgent } from "./agents.ts";
@@ -37,5 +38,29 @@ export async function inboxWithHooks(count: number): Promise<{ inbox: ClaimedInb
   return { inbox, sent };
 }
 
-
 export const ids = (frames: readonly { id: number }[]) => frames.map((f) => f.id);
+
+/**
+ * Moves every unauthenticated socket's clock back by `ms` (its deadline, and its close when it was
+ * closed): the injected clock of the deadline tests, which then run the object's alarm themselves.
+ */
+export function ageSockets(inbox: ClaimedInbox, ms: number): Promise<void> {
+  return runInDurableObject(stubOf(inbox), (instance) => {
+    for (const ws of instance.sockets()) {
+      const state = ws.deserializeAttachment() as SocketState;
+      if (state.authed) continue;
+      ws.serializeAttachment({ ...state, deadline: state.deadline - ms, ...(state.closedAt !== undefined ? { closedAt: state.closedAt - ms } : {}) });
+    }
+  });
+}
+
+/** The auth deadlines of the inbox's unauthenticated sockets and when its alarm is set (null: none). */
+export function deadlinesAndAlarm(inbox: ClaimedInbox): Promise<{ deadlines: number[]; alarm: number | null }> {
+  return runInDurableObject(stubOf(inbox), async (instance, state) => ({
+    deadlines: instance.sockets().flatMap((ws) => {
+      const socket = ws.deserializeAttachment() as SocketState;
+      return socket.authed ? [] : [socket.deadline];
+    }),
+    alarm: await state.storage.getAlarm(),
+  }));
+}

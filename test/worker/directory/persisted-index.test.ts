@@ -5,7 +5,7 @@
 // new StoredIndex over the same storage, or a real eviction of the object.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { StoredIndex } from "../../../worker/directory/index-store.ts";
 import type { StoreOptions } from "../../../worker/directory/index-store.ts";
 import { SearchIndex } from "../../../worker/directory/search-index.ts";
@@ -89,6 +89,16 @@ function inFreshDirectory<R>(test: (storage: DurableObjectStorage) => R | Promis
   return runInDurableObject(env.DIRECTORY.getByName(crypto.randomUUID()), (_, state) => test(state.storage));
 }
 
+/**
+ * The reasons the store gave in its "rebuilding from the cards" warnings from here to the end of the test,
+ * which they are asserted by (and so not printed).
+ */
+function rebuildWarnings(): () => string[] {
+  const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+  onTestFinished(() => warn.mockRestore());
+  return () => warn.mock.calls.map((args) => /^Directory search index: rebuilding from the cards \((.*)\)$/.exec(String(args[0]))?.[1] ?? `(another warning) ${String(args[0])}`);
+}
+
 describe("the persisted index after a restart", () => {
   it("answers exactly as a full rebuild: committed chunks, a chunk boundary, replayed changes", async () => {
     await inFreshDirectory((storage) => {
@@ -141,12 +151,16 @@ describe("the persisted index after a restart", () => {
   });
 
   it("renumbers by a rebuild once replaced cards leave too many dead ids", async () => {
+    const warned = rebuildWarnings();
     await inFreshDirectory((storage) => {
       const harness = new Harness(storage, { compactAt: 5, spareIds: 20 });
       const cards = syntheticCards(30, 5);
       for (let round = 0; round < 6; round++) for (const card of cards) harness.publish({ ...card, description: `${card.description} round${round}` });
       const stats = harness.store.stats();
       expect(stats.rebuilds).toBeGreaterThan(0);
+      // The first build had no index to distrust; each renumbering says why.
+      expect(warned()).toHaveLength(stats.rebuilds - 1);
+      for (const reason of warned()) expect(reason).toMatch(/^\d+ dead unit ids$/);
       expect(stats.units.ids).toBeLessThanOrEqual(2 * stats.units.live + 20 + 4 * 5);
       harness.expectSameAnswers();
       harness.restart();
@@ -166,7 +180,8 @@ describe("a persisted index that cannot be trusted is rebuilt", () => {
     ["a card removed behind the index's back", [`DELETE FROM cards WHERE name = 'agent-1'`]],
   ];
 
-  it.each(corruptions)("on start-up: %s", async (_, statements) => {
+  it.each(corruptions)("on start-up: %s", async (what, statements) => {
+    const warned = rebuildWarnings();
     await inFreshDirectory((storage) => {
       const harness = new Harness(storage, { compactAt: 50 });
       for (const card of syntheticCards(400, 6)) harness.publish(card);
@@ -174,6 +189,8 @@ describe("a persisted index that cannot be trusted is rebuilt", () => {
       if (statements.some((s) => s.includes("FROM cards"))) harness.reference.remove("agent-1");
       const restarted = harness.restart();
       expect(restarted.stats().opened).toMatch(/^rebuilt: /);
+      // Said once, with why; a directory that never had an index is built without a warning.
+      expect(warned()).toEqual(what === "a directory from before the persisted index" ? [] : [restarted.stats().opened.slice("rebuilt: ".length)]);
       harness.expectSameAnswers();
       expect(harness.restart().stats().opened).toBe("loaded");
       harness.expectSameAnswers();
@@ -188,6 +205,7 @@ describe("a persisted index that cannot be trusted is rebuilt", () => {
   ];
 
   it.each(lazy)("on the search that reads it: %s", async (_, statement) => {
+    const warned = rebuildWarnings();
     await inFreshDirectory((storage) => {
       const harness = new Harness(storage, { compactAt: 50 });
       for (const card of syntheticCards(400, 7)) harness.publish(card);
@@ -195,6 +213,7 @@ describe("a persisted index that cannot be trusted is rebuilt", () => {
       expect(harness.restart().stats().opened).toBe("loaded");
       harness.expectSameAnswers();
       expect(harness.store.stats().rebuilds).toBe(1);
+      expect(warned()).toHaveLength(1);
     });
   });
 });
@@ -213,7 +232,6 @@ describe("the Directory object with its persisted index", () => {
     expect(rows).toMatchObject({ commits: 1, pending: 200, cards: 1200 });
     const indexRows = rows.rowsWritten / cards.length;
     const cardRows = rows.cardRowsWritten / cards.length;
-    console.log(`rows written per publish of a new card: cards table ${cardRows.toFixed(2)}, index ${indexRows.toFixed(2)} (${rows.rowsWritten} rows, 1 commit)`);
     expect(indexRows).toBeLessThan(3);
 
     const view = ({ hits, total }: SearchResult) => ({ total, hits: hits.map((hit) => [hit.card.name, hit.score, hit.best_skill_id]) });
