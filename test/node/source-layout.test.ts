@@ -1,9 +1,11 @@
 // The house's layout rules, held by a test so a change that breaks one says so: no import circles
 // (type imports count), a local-agent/ root of at most a dozen files, no source file past 300 lines,
-// file headers that name only tests that exist, and bench/ at most 12 % of the source.
+// no function past 60 lines in the files that compose the agent and the inbox (agent.ts, inbox.ts, the
+// intake steps), file headers that name only tests that exist, and bench/ at most 12 % of the source.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { functionLengths } from "../../scripts/function-lengths.ts";
 import { SOURCE_FOLDERS, importCircles, importGraph, sourceFiles } from "../../scripts/import-graph.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -45,6 +47,43 @@ describe("source layout", () => {
       .flatMap(allFiles)
       .filter((file) => file.endsWith(".ts") && lines(file) > 300);
     expect(long).toEqual([]);
+  });
+
+  it("has no function past 60 lines where the agent and the inbox are composed (startAgent was 197, acceptEnvelope 108)", () => {
+    const composing = ["local-agent/agent.ts", "worker/inbox.ts", ...allFiles("worker/intake")];
+    const long = composing.flatMap((file) =>
+      functionLengths(readFileSync(join(ROOT, file), "utf8"))
+        .filter((f) => f.lines > 60)
+        .map((f) => `${file}:${f.line} ${f.name} (${f.lines} lines)`),
+    );
+    expect(composing.length).toBeGreaterThan(5);
+    expect(long).toEqual([]);
+  });
+
+  it("measures a function from its opening line to its closing brace, past braces in strings, templates and comments (the check itself)", () => {
+    const source = [
+      "export async function long(a: number): Promise<void> {",
+      '  const s = "}}}";',
+      "  const t = `${a ? `}${'{'}` : \"}\"}`; // }",
+      "  /* { */",
+      "  if (a) {",
+      "    return;",
+      "  }",
+      "}",
+      "const arrow = (x: number) => {",
+      "  return { x };",
+      "};",
+      "class C {",
+      "  private method(y: string): string {",
+      "    return y;",
+      "  }",
+      "}",
+    ].join("\n");
+    expect(functionLengths(source)).toEqual([
+      { line: 1, name: "long", lines: 8 },
+      { line: 9, name: "arrow", lines: 3 },
+      { line: 13, name: "method", lines: 3 },
+    ]);
   });
 
   it("names in each source file's header only tests that exist (a bare name: in the folder of the path before it, else anywhere)", () => {
