@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 const relayView = async (settings: AgentSettings) =>
-  (await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`)).body as { token: { source: string; expires_at: number } | null; last_pull: { at: number } | null };
+  (await signedRelayCall(fixture.relay().url, await settingsIdentity(settings), "GET", `/inbox/${settings.agent_id}/hub`)).body as { token: { source: string; expires_at: number } | null; last_pull: { at: number } | null; next_pull_at: number | null };
 
 describe("the running agent and the hub (pull mode, a BotCord identity)", () => {
   it("keeps the credentials file and the relay on the newest token both ways, and turns the hub's inbox_update into a pull at once", async () => {
@@ -62,12 +62,15 @@ describe("the running agent and the hub (pull mode, a BotCord identity)", () => 
     const text = statusText({ ...agent.status(), relay_queue: { error: "not asked" }, relay_hub: null }, 1, Date.now());
     expect(text).toMatch(new RegExp(`\\nhub ws {4}connected to ws://127\\.0\\.0\\.1:\\d+/hub/ws since \\S+; no inbox_update yet(\\n|$)`));
 
-    // Quiet, then mail at the hub: the relay pulls within moments, not at its 15 s+ schedule.
-    await new Promise((r) => setTimeout(r, 500));
+    // Mail at the hub: the relay pulls at once, not at its schedule (15 s or more after its last pull).
+    // The pull counts only if it came before the next one the relay had scheduled when the mail came.
     const pulls = () => hub.calls.filter((c) => c === "GET /hub/inbox").length;
+    await waitUntil("the relay's pull schedule", async () => ((await relayView(settings)).next_pull_at ?? 0) > Date.now());
     const before = pulls();
+    const scheduledAt = (await relayView(settings)).next_pull_at!;
     hub.inboxUpdate(identity.agentId);
-    await waitUntil("a pull after the inbox_update", () => pulls() > before, 3000);
+    await waitUntil("a pull after the inbox_update", () => pulls() > before);
+    expect(Date.now()).toBeLessThan(scheduledAt);
     expect(agent.status().hub.watch.updates).toBe(1);
 
     // The user's BotCord CLI refreshes and writes its file in place: the agent hands that token to the relay.
