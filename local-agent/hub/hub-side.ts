@@ -3,6 +3,7 @@
 // the relay to pull the moment the hub has mail. The composition hands it the relay's hub_token frames and
 // its ready (relayReady), and closes it with the agent. Covered by test/node/token-sync.test.ts,
 // hub-watch.test.ts and hub-side.e2e.test.ts.
+import { expiresAtSec, hubTokenFromSec } from "../../protocol/index.ts";
 import type { ClientFrame, HubTokenFrame } from "../../protocol/index.ts";
 import type { Logger } from "../logger.ts";
 import type { AgentSettings } from "../settings.ts";
@@ -48,7 +49,7 @@ export class HubSide {
       link: settings.hub_credentials ?? null,
       logger,
       // An older relay (its ready frame names no hub mode) would close the socket on a frame it does not know.
-      sendUp: (token) => this.mode !== null && relay.send({ type: "hub_token", token: token.token, expires_at: token.expiresAt }),
+      sendUp: (token) => this.mode !== null && relay.send({ type: "hub_token", token: token.token, expires_at: expiresAtSec(token) }),
       onNewest: () => this.watch.tokenChanged(),
       ...(options.timing?.pollMs ? { pollMs: options.timing.pollMs } : {}),
     });
@@ -70,7 +71,7 @@ export class HubSide {
   }
 
   relayToken(frame: HubTokenFrame): void {
-    this.sync.fromRelay({ token: frame.token, expiresAt: frame.expires_at });
+    this.sync.fromRelay(hubTokenFromSec(frame.token, frame.expires_at));
   }
 
   status(): HubSideStatus {

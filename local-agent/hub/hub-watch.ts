@@ -11,7 +11,7 @@ import { DEFAULTS } from "../backoff.ts";
 import type { Logger } from "../logger.ts";
 import { ReconnectingSocket } from "../reconnecting-socket.ts";
 import type { SocketEnd, SocketFrame, SocketTiming } from "../reconnecting-socket.ts";
-import type { FileToken } from "./linked-credentials.ts";
+import type { HubToken } from "../../protocol/index.ts";
 
 export interface HubWatchTiming extends SocketTiming {
   /** inbox_update bursts: at most one hub_pull per this window (one more follows at its end). */
@@ -46,7 +46,7 @@ export interface HubWatchOptions {
   hubUrl: string;
   logger: Logger;
   /** The newest token known (hub-side.ts: from the relay or the credentials file). */
-  token(): FileToken | null;
+  token(): HubToken | null;
   /** The hub has mail (coalesced here). */
   onMail(): void;
   timing?: Partial<HubWatchTiming>;
@@ -69,7 +69,7 @@ export class HubWatch {
   /** The token the hub closed 4001 for: not tried again. */
   private refused: string | null = null;
   /** The token the current connection signs in with. */
-  private signingWith: FileToken | null = null;
+  private signingWith: HubToken | null = null;
   private coalescing: NodeJS.Timeout | null = null;
   private mailPending = false;
   private readonly current: HubWatchStatus;
@@ -133,7 +133,7 @@ export class HubWatch {
   /** The token to sign in with, or false (waiting for one) when there is none worth trying. */
   private pickToken(): boolean {
     const token = this.options.token();
-    if (!token || token.expiresAt * 1000 <= Date.now()) {
+    if (!token || token.expiresAtMs <= Date.now()) {
       this.setState("waiting_token", "no hub token yet: the relay hands its token over once it has one");
       return false;
     }

@@ -11,12 +11,6 @@ import type { HubCredentialsLink } from "../settings.ts";
  * A token as the relay's hub_token frame carries it: `expiresAt` in unix SECONDS. The shape hub-side.ts
  * and hub-watch.ts read from token-sync.ts; everywhere else a token is a HubToken (expiresAtMs).
  */
-export interface FileToken {
-  token: string;
-  /** Unix seconds: the unit the relay's hub_token frames use. */
-  expiresAt: number;
-}
-
 export interface LinkedFile {
   /** null when the file holds no token (or one whose expiry cannot be told). */
   token: HubToken | null;

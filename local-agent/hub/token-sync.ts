@@ -7,27 +7,26 @@
 // - the file changes to a token newer than the relay's (the user's client refreshed after all) → it is
 //   sent up, and the relay uses it from then on.
 // The file is watched (fs.watch on its directory, and a stat poll every couple of seconds for systems
-// and editors where watching misses a change). The token is never logged. Inside, tokens are HubTokens
-// (expiresAtMs); the methods hub-side.ts calls speak the hub_token frame's FileToken (expiresAt in unix
-// seconds), converted here. Used by hub-side.ts; covered by test/node/token-sync.test.ts.
+// and editors where watching misses a change). The token is never logged. Tokens are protocol's HubToken
+// (expiresAtMs) throughout; the hub_token frame's unix seconds are converted in hub-side.ts, where the
+// frames are. Used by hub-side.ts; covered by test/node/token-sync.test.ts.
 import { existsSync, statSync, watch } from "node:fs";
 import type { FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
-import { expiresAtSec, hubTokenFromSec, newerHubToken } from "../../protocol/index.ts";
+import { expiresAtSec, newerHubToken } from "../../protocol/index.ts";
 import type { HubToken } from "../../protocol/index.ts";
 import type { Logger } from "../logger.ts";
 import type { HubCredentialsLink } from "../settings.ts";
 import { readLinkedFile, sameHub, writeLinkedToken } from "./linked-credentials.ts";
-import type { FileToken } from "./linked-credentials.ts";
 
 export interface TokenSyncOptions {
   hubUrl: string;
   link: HubCredentialsLink | null;
   logger: Logger;
   /** Offers a token to the relay; false when there is no connection to say it on (offered again on the next). */
-  sendUp(token: FileToken): boolean;
+  sendUp(token: HubToken): boolean;
   /** The newest token known changed (the hub watch signs in with it). */
-  onNewest?(token: FileToken): void;
+  onNewest?(token: HubToken): void;
   /** How often the file is looked at besides watching (default 2000 ms). */
   pollMs?: number;
   /** false: the poll alone (tests of the fallback). */
@@ -45,8 +44,6 @@ export interface TokenSyncStatus {
 }
 
 const DEBOUNCE_MS = 50;
-
-const asFrameToken = (token: HubToken): FileToken => ({ token: token.token, expiresAt: expiresAtSec(token) });
 
 export class TokenSync {
   private relayToken: HubToken | null = null;
@@ -86,12 +83,7 @@ export class TokenSync {
   }
 
   /** The newest valid token known, from the relay or the file. */
-  newest(): FileToken | null {
-    const newest = this.newestToken();
-    return newest && asFrameToken(newest);
-  }
-
-  private newestToken(): HubToken | null {
+  newest(): HubToken | null {
     const valid = (t: HubToken | null) => (t && t.expiresAtMs > this.now() ? t : null);
     return newerHubToken(valid(this.relayToken), valid(this.fileToken));
   }
@@ -101,9 +93,9 @@ export class TokenSync {
   }
 
   /** A hub_token frame from the relay: its token, which the file follows when it is newer. */
-  fromRelay(token: FileToken): void {
-    const before = this.newestToken();
-    this.relayToken = hubTokenFromSec(token.token, token.expiresAt);
+  fromRelay(token: HubToken): void {
+    const before = this.newest();
+    this.relayToken = token;
     // Decide on the file as it is now, not as last seen (a change the watch has not reported yet).
     if (this.options.link) this.readFile();
     this.reconcile();
@@ -142,7 +134,7 @@ export class TokenSync {
     this.debounce = setTimeout(() => {
       this.debounce = null;
       this.stamp = this.fileStamp();
-      const before = this.newestToken();
+      const before = this.newest();
       if (this.readFile()) this.reconcile();
       this.announce(before);
     }, DEBOUNCE_MS);
@@ -193,7 +185,7 @@ export class TokenSync {
       return;
     }
     if (file && (!relay || file.expiresAtMs > relay.expiresAtMs) && file.expiresAtMs > this.now()) {
-      if (!this.options.sendUp(asFrameToken(file))) return;
+      if (!this.options.sendUp(file)) return;
       // The relay takes a later expiry; were its own newer after all, it answers with it (fromRelay).
       this.relayToken = file;
       this.state.last_sent_at = this.now();
@@ -202,7 +194,7 @@ export class TokenSync {
   }
 
   private announce(before: HubToken | null): void {
-    const after = this.newestToken();
-    if (after && after.token !== before?.token) this.options.onNewest?.(asFrameToken(after));
+    const after = this.newest();
+    if (after && after.token !== before?.token) this.options.onNewest?.(after);
   }
 }

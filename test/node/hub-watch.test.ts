@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { WebSocketServer } from "ws";
 import type { WebSocket } from "ws";
 import { HUB_WATCH_DEFAULTS, HubWatch, hubWsUrl } from "../../local-agent/hub/hub-watch.ts";
-import type { FileToken } from "../../local-agent/hub/linked-credentials.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { advance, until, useFakeClock } from "./fake-clock.ts";
 
@@ -83,9 +83,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const future = () => Math.floor(Date.now() / 1000) + 86_400;
+const future = () => Date.now() + 86_400_000;
 
-async function watching(token: () => FileToken | null) {
+async function watching(token: () => HubToken | null) {
   const hub = await startHubWs();
   cleanups.push(() => hub.close());
   const mails: number[] = [];
@@ -96,7 +96,7 @@ async function watching(token: () => FileToken | null) {
 
 describe("the hub's WebSocket (pull mode)", () => {
   it("signs in with the token, asks for a pull on auth_ok and on each inbox_update (a burst coalesced), ignores heartbeats, pings", async () => {
-    const { hub, watch, mails } = await watching(() => ({ token: "tok-1", expiresAt: future() }));
+    const { hub, watch, mails } = await watching(() => ({ token: "tok-1", expiresAtMs: future() }));
     hub.valid.add("tok-1");
     watch.setEnabled(true);
     await until("connected", () => watch.status().state === "connected");
@@ -123,7 +123,7 @@ describe("the hub's WebSocket (pull mode)", () => {
   });
 
   it("a hub silent for silenceMs (no pong, no heartbeat) is dropped and signed in again; a heartbeat keeps it", async () => {
-    const { hub, watch } = await watching(() => ({ token: "tok", expiresAt: future() }));
+    const { hub, watch } = await watching(() => ({ token: "tok", expiresAtMs: future() }));
     hub.valid.add("tok");
     hub.pong = false;
     watch.setEnabled(true);
@@ -146,7 +146,7 @@ describe("the hub's WebSocket (pull mode)", () => {
   });
 
   it("a 4001 waits for a newer token instead of trying the same one again, then signs in with the newer one", async () => {
-    let current: FileToken = { token: "stale", expiresAt: future() };
+    let current: HubToken = { token: "stale", expiresAtMs: future() };
     const { hub, watch } = await watching(() => current);
     hub.valid.add("fresh");
     watch.setEnabled(true);
@@ -158,19 +158,19 @@ describe("the hub's WebSocket (pull mode)", () => {
 
     watch.tokenChanged(); // nothing newer yet: still waiting
     expect(watch.status().state).toBe("waiting_token");
-    current = { token: "fresh", expiresAt: future() };
+    current = { token: "fresh", expiresAtMs: future() };
     watch.tokenChanged();
     await until("connected with the newer token", () => watch.status().state === "connected");
     expect(hub.auths).toEqual(["stale", "fresh"]);
   });
 
   it("a dropped socket is reconnected after its backoff, with the newest token", async () => {
-    let current: FileToken = { token: "one", expiresAt: future() };
+    let current: HubToken = { token: "one", expiresAtMs: future() };
     const { hub, watch, mails } = await watching(() => current);
     hub.valid.add("one").add("two");
     watch.setEnabled(true);
     await until("connected", () => watch.status().state === "connected");
-    current = { token: "two", expiresAt: future() };
+    current = { token: "two", expiresAtMs: future() };
     for (const ws of hub.sockets) ws.close(1011, "server restart");
     await until("the drop", () => watch.status().state === "disconnected");
     expect(watch.status().error).toBe("closed (1011 server restart)");
@@ -185,7 +185,7 @@ describe("the hub's WebSocket (pull mode)", () => {
   });
 
   it("an auth that is never answered is given up at the deadline and tried again", async () => {
-    const { hub, watch } = await watching(() => ({ token: "tok", expiresAt: future() }));
+    const { hub, watch } = await watching(() => ({ token: "tok", expiresAtMs: future() }));
     hub.answer = false;
     watch.setEnabled(true);
     await until("the auth frame", () => hub.auths.length === 1);
@@ -199,7 +199,7 @@ describe("the hub's WebSocket (pull mode)", () => {
   });
 
   it("no token: waits without connecting; off: the socket is closed", async () => {
-    let current: FileToken | null = null;
+    let current: HubToken | null = null;
     const { hub, watch } = await watching(() => current);
     hub.valid.add("late");
     watch.setEnabled(true);
@@ -207,7 +207,7 @@ describe("the hub's WebSocket (pull mode)", () => {
     await advance(backoff.maxDelayMs);
     expect(watch.status().state).toBe("waiting_token");
     expect(hub.auths).toEqual([]);
-    current = { token: "late", expiresAt: future() };
+    current = { token: "late", expiresAtMs: future() };
     watch.tokenChanged();
     await until("connected", () => watch.status().state === "connected");
     watch.setEnabled(false);

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { newIdentity } from "../../local-agent/identity.ts";
-import type { FileToken } from "../../local-agent/hub/linked-credentials.ts";
+import { expiresAtSec, hubTokenFromSec } from "../../protocol/index.ts";
+import type { HubToken } from "../../protocol/index.ts";
 import { TokenSync } from "../../local-agent/hub/token-sync.ts";
 import type { TokenSyncOptions } from "../../local-agent/hub/token-sync.ts";
 import { createLogger } from "../../local-agent/logger.ts";
@@ -25,15 +26,15 @@ afterEach(async () => {
 });
 
 /** A BotCord credentials file holding `token`, and a TokenSync on it recording what it sends up and logs. */
-async function setUp(token: FileToken | null, options: Partial<TokenSyncOptions> = {}, hubUrl = HUB) {
+async function setUp(token: HubToken | null, options: Partial<TokenSyncOptions> = {}, hubUrl = HUB) {
   dir = realpathSync(await mkdtemp(join(tmpdir(), "clawrelay-sync-")));
   mkdirSync(join(dir, "credentials"));
   const identity = await newIdentity();
   const path = join(dir, "credentials", `${identity.agentId}.json`);
-  const data = { version: 1, hubUrl, agentId: identity.agentId, keyId: "k_0123456789ab", privateKey: identity.privateKey, displayName: "Botty", runtime: "openclaw-acp", ...(token ? { token: token.token, tokenExpiresAt: token.expiresAt } : {}) };
+  const data = { version: 1, hubUrl, agentId: identity.agentId, keyId: "k_0123456789ab", privateKey: identity.privateKey, displayName: "Botty", runtime: "openclaw-acp", ...(token ? { token: token.token, tokenExpiresAt: expiresAtSec(token) } : {}) };
   writeFileSync(path, JSON.stringify(data, null, 2), { mode: 0o600 });
-  const sent: FileToken[] = [];
-  const newest: FileToken[] = [];
+  const sent: HubToken[] = [];
+  const newest: HubToken[] = [];
   const logged: string[] = [];
   const sync = new TokenSync({
     hubUrl: HUB,
@@ -51,11 +52,11 @@ async function setUp(token: FileToken | null, options: Partial<TokenSyncOptions>
 
 describe("token sync: relay → file", () => {
   it("a newer relay token is written into the file (atomically, every other field kept), nothing is sent up, the token is not logged", async () => {
-    const { path, sync, sent, logged, file, data } = await setUp({ token: "file.old", expiresAt: nowSec() + 3600 });
+    const { path, sync, sent, logged, file, data } = await setUp(hubTokenFromSec("file.old", nowSec() + 3600));
     const inode = statSync(path).ino;
-    const expiresAt = nowSec() + 86_400;
-    sync.fromRelay({ token: "relay.newer", expiresAt });
-    expect(file()).toEqual({ ...data, token: "relay.newer", tokenExpiresAt: expiresAt });
+    const expiresAtSecs = nowSec() + 86_400;
+    sync.fromRelay(hubTokenFromSec("relay.newer", expiresAtSecs));
+    expect(file()).toEqual({ ...data, token: "relay.newer", tokenExpiresAt: expiresAtSecs });
     expect(statSync(path).ino).not.toBe(inode);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(sent).toEqual([]);
@@ -67,7 +68,7 @@ describe("token sync: relay → file", () => {
   });
 
   it("the same token: nothing written, nothing sent", async () => {
-    const token = { token: "same.token", expiresAt: nowSec() + 86_400 };
+    const token = hubTokenFromSec("same.token", nowSec() + 86_400);
     const { path, sync, sent } = await setUp(token);
     const before = statSync(path);
     sync.fromRelay(token);
@@ -78,9 +79,9 @@ describe("token sync: relay → file", () => {
   });
 
   it("a file of another hub is left alone", async () => {
-    const { path, sync, sent } = await setUp({ token: "other.hub", expiresAt: nowSec() + 60 }, {}, "https://agentgram.chat");
+    const { path, sync, sent } = await setUp(hubTokenFromSec("other.hub", nowSec() + 60), {}, "https://agentgram.chat");
     const before = readFileSync(path, "utf8");
-    sync.fromRelay({ token: "relay.token", expiresAt: nowSec() + 86_400 });
+    sync.fromRelay(hubTokenFromSec("relay.token", nowSec() + 86_400));
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(sent).toEqual([]);
     expect(sync.status()?.error).toContain("is for another hub (https://agentgram.chat)");
@@ -90,10 +91,10 @@ describe("token sync: relay → file", () => {
 
 describe("token sync: file → relay", () => {
   it("a relay token older than the file's: the file wins, its token is sent up once, the file is not touched", async () => {
-    const fileToken = { token: "file.newer", expiresAt: nowSec() + 86_400 };
+    const fileToken = hubTokenFromSec("file.newer", nowSec() + 86_400);
     const { path, sync, sent } = await setUp(fileToken);
     const before = readFileSync(path, "utf8");
-    sync.fromRelay({ token: "relay.older", expiresAt: nowSec() + 600 });
+    sync.fromRelay(hubTokenFromSec("relay.older", nowSec() + 600));
     expect(sent).toEqual([fileToken]);
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(sync.newest()).toEqual(fileToken);
@@ -102,7 +103,7 @@ describe("token sync: file → relay", () => {
   it("on connecting, a relay that said nothing yet is offered the file's token; not connected means offered again next time", async () => {
     let connected = false;
     const attempts: string[] = [];
-    const fileToken = { token: "file.token", expiresAt: nowSec() + 3600 };
+    const fileToken = hubTokenFromSec("file.token", nowSec() + 3600);
     const { sync } = await setUp(fileToken, { sendUp: (t) => (attempts.push(t.token), connected) });
     sync.relayConnected();
     connected = true;
@@ -111,26 +112,26 @@ describe("token sync: file → relay", () => {
     expect(attempts).toEqual(["file.token", "file.token"]);
   });
 
-  it("the file changes to a newer token (the user's client refreshed): watched, sent up within a couple of seconds", async () => {
-    const { path, sync, sent, newest, data } = await setUp({ token: "file.old", expiresAt: nowSec() + 3600 });
-    sync.fromRelay({ token: "file.old", expiresAt: nowSec() + 3600 });
+  it("the file changes to a newer token (the user's client refreshed): watched and sent up", async () => {
+    const { path, sync, sent, newest, data } = await setUp(hubTokenFromSec("file.old", nowSec() + 3600));
+    sync.fromRelay(hubTokenFromSec("file.old", nowSec() + 3600));
     // As BotCord's CLI writes it: in place, not atomically.
-    const expiresAt = nowSec() + 86_400;
-    writeFileSync(path, JSON.stringify({ ...data, token: "cli.refreshed", tokenExpiresAt: expiresAt }, null, 2));
-    await waitUntil("the refreshed token sent up", () => sent.length === 1, 3000);
-    expect(sent[0]).toEqual({ token: "cli.refreshed", expiresAt });
+    const expiresAtSecs = nowSec() + 86_400;
+    writeFileSync(path, JSON.stringify({ ...data, token: "cli.refreshed", tokenExpiresAt: expiresAtSecs }, null, 2));
+    await waitUntil("the refreshed token sent up", () => sent.length === 1);
+    expect(sent[0]).toEqual(hubTokenFromSec("cli.refreshed", expiresAtSecs));
     expect(newest.at(-1)?.token).toBe("cli.refreshed");
     expect(sync.status()?.last_sent_at).not.toBeNull();
   });
 
   it("without fs.watch the poll sees the change", async () => {
-    const { path, sent, data } = await setUp({ token: "file.old", expiresAt: nowSec() + 3600 }, { watch: false });
+    const { path, sent, data } = await setUp(hubTokenFromSec("file.old", nowSec() + 3600), { watch: false });
     writeFileSync(path, JSON.stringify({ ...data, token: "polled", tokenExpiresAt: nowSec() + 86_400 }));
-    await waitUntil("the poll to send the new token up", () => sent.some((t) => t.token === "polled"), 3000);
+    await waitUntil("the poll to send the new token up", () => sent.some((t) => t.token === "polled"));
   });
 
   it("an expired file token is neither sent up nor taken as the newest", async () => {
-    const { sync, sent } = await setUp({ token: "expired", expiresAt: nowSec() - 10 });
+    const { sync, sent } = await setUp(hubTokenFromSec("expired", nowSec() - 10));
     sync.relayConnected();
     expect(sent).toEqual([]);
     expect(sync.newest()).toBeNull();
