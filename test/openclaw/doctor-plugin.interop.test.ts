@@ -26,7 +26,8 @@ import { refusalsLogged, reloadWhenFree } from "./support/plugin-reload.ts";
 import type { RealGateway } from "./support/real-gateway.ts";
 
 const REPO = join(import.meta.dirname, "../..");
-const RUNTIME_DEPENDENCIES = ["ws", "json5", "canonicalize", "@noble/ed25519", "@noble/hashes"];
+/** What the installed package needs at run time: package.json's own list, so a dependency added there is copied too. */
+const RUNTIME_DEPENDENCIES = Object.keys((JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
 const nonce = crypto.randomUUID().slice(0, 8);
 
 let model: FakeModel;
