@@ -121,6 +121,8 @@ export async function startRealGateway(install: OpenClawInstall, options: RealGa
   const home = mkdtempSync(join(tmpdir(), "clawrelay-openclaw-"));
   const configPath = join(home, ".openclaw", "openclaw.json");
   const config = gatewayConfig(port, authToken, hooksToken, options.modelBaseUrl);
+  // Its log beside its config, removed with them: by default the gateway keeps a day's log in /tmp/openclaw.
+  config.logging = { file: join(home, "openclaw.log") };
   options.extraConfig?.(config);
   mkdirSync(dirname(configPath), { recursive: true });
   writeJson(configPath, config);
