@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { ReceivedHook } from "../../scripts/standin-gateway.ts";
 import type { Logger } from "../../local-agent/logger.ts";
-import { makeAgentHome, ownerCall, queueItems, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
+import { makeAgentHome, ownerCall, queueItems, runAgent, startRelay, waitWhileProgressing } from "../support/node/stack.ts";
 import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 
 const TOTAL = 500;
@@ -125,14 +125,15 @@ describe("soak", () => {
     }
 
     const expected = Array.from({ length: TOTAL }, (_, i) => i + 1).filter((n) => refusalOf(n) === null);
-    await waitUntil(
+    // Nothing stuck: the drain may take long on a busy machine, but it must keep moving until it is done.
+    let waiting = await summary();
+    await waitWhileProgressing(
       "every accepted body at the gateway and nothing waiting on the relay",
+      () => gateway.received.length >= expected.length && waiting.queued === 0 && waiting.sent === 0,
       async () => {
-        if (gateway.received.length < expected.length) return false;
-        const s = await summary();
-        return s.queued === 0 && s.sent === 0;
+        waiting = await summary();
+        return { received: gateway.received.length, ...waiting };
       },
-      30_000,
     );
 
     // Ids handed out by the relay only grow, across both restarts.

@@ -153,6 +153,26 @@ export async function waitUntil(what: string, check: () => boolean | Promise<boo
 }
 
 /**
+ * Polls `check` until it returns true, for as long as `progress` keeps changing: a long drain on a busy
+ * machine is waited out, one that stopped moving for `stalledMs` fails, saying what was awaited and
+ * where it stood. For "nothing stuck" checks, where any fixed limit would be a limit on the machine's speed.
+ */
+export async function waitWhileProgressing(what: string, check: () => boolean | Promise<boolean>, progress: () => unknown | Promise<unknown>, stalledMs = 20_000): Promise<void> {
+  let seen = JSON.stringify(await progress());
+  let movedAt = Date.now();
+  while (!(await check())) {
+    const now = JSON.stringify(await progress());
+    if (now !== seen) {
+      seen = now;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > stalledMs) {
+      throw new Error(`no progress for ${stalledMs} ms waiting for ${what} (stuck at ${now})`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
  * One relay for a test file (started before all tests, stopped after) and per-test agent homes with
  * their stand-in gateways, cleaned up after each test, newest first. `vars`: the relay's Worker vars.
  */
