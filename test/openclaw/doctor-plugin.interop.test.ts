@@ -22,7 +22,7 @@ import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 import { startFakeModel } from "./support/fake-model.ts";
 import type { FakeModel } from "./support/fake-model.ts";
 import { freePort, startRealGateway } from "./support/real-gateway.ts";
-import { refusalsLogged, reloadWhenFree } from "./support/plugin-reload.ts";
+import { REFUSED, refusalsLogged, reloadWhenFree } from "./support/plugin-reload.ts";
 import type { RealGateway } from "./support/real-gateway.ts";
 
 const REPO = join(import.meta.dirname, "../..");
@@ -162,9 +162,9 @@ describe("doctor and the plugin in the real gateway", () => {
   it("a config change saved while an agent run holds the plugin is refused and not retried; doctor names it; the advised reload applies it after the run", async () => {
     const settings = loadSettings(join(pluginHome, "agent.json"));
     const home: AgentHome = { dir: pluginHome, env: cliEnv(pluginHome), settings, settingsPath: join(pluginHome, "agent.json"), cleanup: async () => {} };
-    // The fake model holds this turn's answer for 30 s, so the gateway's agent run goes on that long.
+    // The fake model holds this turn's answer until the test lets it go: the gateway's agent run goes on.
     const held = `held-run-${nonce}`;
-    const body = JSON.stringify({ message: `ag_0123456789ab says: ${held} [[slow:30000]]`, name: "ag_0123456789ab", channel: "last", sessionKey: "agentline:ag_0123456789ab" });
+    const body = JSON.stringify({ message: `ag_0123456789ab says: ${held} [[hold:${held}]]`, name: "ag_0123456789ab", channel: "last", sessionKey: "agentline:ag_0123456789ab" });
     expect((await postHook(relay.url, home, "agentgram_inbox/agent", body)).status).toBe(202);
     await waitUntil("the model to be asked the held turn", () => model.requests.some((r) => r.messages.some((m) => m.content.includes(held))), 60_000);
 
@@ -183,8 +183,11 @@ describe("doctor and the plugin in the real gateway", () => {
     expect(doctor.stdout).toContain("fix: openclaw plugins reload clawrelay");
 
     // The reload doctor advises is refused while the run goes on, and applies the saved config after it.
-    const { refused } = await reloadWhenFree(gateway, "clawrelay");
-    expect(refused).toBeGreaterThanOrEqual(1);
+    const during = await gateway.cli(["plugins", "reload", "clawrelay"], 120_000);
+    expect(during.code).not.toBe(0);
+    expect(`${during.stdout}\n${during.stderr}`).toContain(REFUSED);
+    model.release(held);
+    await reloadWhenFree(gateway, "clawrelay");
     apiPort = movedPort;
     await waitUntil("the plugin's API on the new port", async () => (await pluginStatus())?.relay.state === "connected", 60_000);
     expect((await fetch(`http://127.0.0.1:${oldPort}/clawrelay/status`).catch(() => null))?.ok ?? false).toBe(false);

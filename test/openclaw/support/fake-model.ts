@@ -20,7 +20,33 @@ export interface FakeModel {
   baseUrl: string;
   port: number;
   requests: FakeChatRequest[];
+  /** Lets the answers held by `[[hold:NAME]]` go (now, or at once when one comes later). */
+  release(name: string): void;
   close(): Promise<void>;
+}
+
+/**
+ * Answers held until the test lets them go: an agent run lasts exactly as long as a test needs it to,
+ * however slow the machine, instead of a fixed time that a loaded machine may outlast.
+ */
+class Holds {
+  private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly released = new Set<string>();
+
+  wait(name: string): Promise<void> {
+    if (this.released.has(name)) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.set(name, [...(this.waiting.get(name) ?? []), resolve]));
+  }
+
+  release(name: string): void {
+    this.released.add(name);
+    for (const resolve of this.waiting.get(name) ?? []) resolve();
+    this.waiting.delete(name);
+  }
+
+  releaseAll(): void {
+    for (const name of [...this.waiting.keys()]) this.release(name);
+  }
 }
 
 const MODEL_ID = "fake-model";
@@ -44,8 +70,9 @@ export function fakeReply(n: number, messages: FakeChatRequest["messages"]): str
 
 export async function startFakeModel(): Promise<FakeModel> {
   const requests: FakeChatRequest[] = [];
+  const holds = new Holds();
   const server = createServer((req, res) => {
-    handle(req, res, requests).catch((error: unknown) => {
+    handle(req, res, requests, holds).catch((error: unknown) => {
       if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: "server_error" } });
       else res.destroy();
     });
@@ -59,14 +86,16 @@ export async function startFakeModel(): Promise<FakeModel> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     port,
     requests,
+    release: (name) => holds.release(name),
     close: () => new Promise<void>((resolve) => {
+      holds.releaseAll();
       server.closeAllConnections(); // the gateway keeps connections alive
       server.close(() => resolve());
     }),
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, requests: FakeChatRequest[]): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, requests: FakeChatRequest[], holds: Holds): Promise<void> {
   // Tolerate a baseUrl configured with or without /v1.
   const path = (req.url ?? "/").split("?")[0]!.replace(/^\/v1(?=\/)/, "");
   if (req.method === "GET" && path === "/models") {
@@ -93,9 +122,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, requests: FakeC
   requests.push(request);
 
   const text = fakeReply(requests.length, messages);
-  // `[[slow:MS]]` in the turn's user text holds the answer back, so a test can keep an agent run going.
-  const slow = /\[\[slow:(\d{1,6})\]\]/.exec(lastUserText(messages));
-  if (slow) await new Promise((resolve) => setTimeout(resolve, Number(slow[1])));
+  // `[[hold:NAME]]` in the turn's user text holds the answer back until release(NAME): an agent run goes on.
+  const hold = /\[\[hold:([\w-]{1,64})\]\]/.exec(lastUserText(messages));
+  if (hold) await holds.wait(hold[1]!);
   const id = `chatcmpl-fake-${requests.length}`;
   const created = Math.floor(request.at / 1000);
   const model = request.model ?? MODEL_ID;
