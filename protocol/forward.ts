@@ -33,6 +33,12 @@ export interface ForwardFrame extends StoredRequest {
   target: string;
   /** The owner allowed a target outside loopback and private networks (--allow-public-target). */
   allow_public: boolean;
+  /** The source's post time limit (FORWARD_POLICY.timeoutSec when absent: an older relay). */
+  timeout_sec?: number;
+  /** The source's retry budget for its head (FORWARD_POLICY.retries when absent). */
+  retries?: number;
+  /** False when the source said its events' order does not matter (posted several at once); absent: ordered. */
+  ordered?: boolean;
 }
 
 /** Where an address is: only loopback and private ones are forwarded to without --allow-public-target. */

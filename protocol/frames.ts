@@ -36,7 +36,7 @@ export type ServerFrame =
    * `hub_prefix`: the sub-path prefix the agent's hub uses ("agentgram", "botcord"): envelopes the relay
    * delivers itself are posted under `<prefix>_inbox/agent|wake`, so one pair of mappings serves all.
    */
-  | { type: "ready"; after: number; backlog: number; window: number; dead: number; last_id: number; hub_prefix?: string; hub_mode?: HubLinkMode }
+  | ReadyFrame
   | DeliveryFrame
   /**
    * The agent's hub JWT as the inbox holds it (sent after `ready` and whenever the inbox gets a newer
@@ -46,8 +46,33 @@ export type ServerFrame =
   /** Message `id` is on the dead-letter shelf, as a reject frame asked: the client may move its cursor past it. */
   | { type: "rejected"; id: number }
   | { type: "pong" }
+  /**
+   * Lanes only: message `id`, sent on this connection, is no longer the agent's — the owner dropped it
+   * ("dropped"), or its source's target changed and it comes again with the new one ("retargeted"). The
+   * agent stops posting it and sends neither ack nor reject for it.
+   */
+  | AbandonFrame
   /** Sent before a close, or alone (with `id`) when an ack or reject named a message not sent here. */
   | { type: "error"; code: string; message: string; id?: number };
+
+export interface ReadyFrame {
+  type: "ready";
+  after: number;
+  backlog: number;
+  window: number;
+  dead: number;
+  last_id: number;
+  hub_prefix?: string;
+  hub_mode?: HubLinkMode;
+  /** The features of the agent's auth frame this relay speaks too (protocol/lanes.ts); absent from an older relay. */
+  features?: string[];
+}
+
+export interface AbandonFrame {
+  type: "abandon";
+  id: number;
+  reason: "dropped" | "retargeted";
+}
 
 export interface DeliveryFrame {
   type: "message";
@@ -68,6 +93,18 @@ export interface DeliveryFrame {
    * with this method, URL tail and the sender's own headers, instead of to the gateway.
    */
   forward?: ForwardFrame;
+  /** Lanes only: the message's lane (protocol/lanes.ts); the agent keeps order within it. */
+  lane?: string;
+  /**
+   * Lanes only: when this frame was sent, no message with an id up to `floor` was queued at the relay, so
+   * none will be sent again (but a `restored` one): the agent's resume cursor may pass them.
+   */
+  floor?: number;
+  /**
+   * Lanes only: an older agent set this message aside (to the dead shelf, reason "set aside: …") and the
+   * relay put it back in its lane at its old place: deliver it even though its id is below the cursor.
+   */
+  restored?: true;
 }
 
 /** How the inbox is linked to its hub: the hub pushes webhooks, the inbox pulls, or no link. */
@@ -84,7 +121,8 @@ export interface HubTokenFrame {
 export const HUB_TOKEN_MAX_LENGTH = 4096;
 
 export type ClientFrame =
-  | { type: "auth"; key: string; signature: string; after?: number; window?: number }
+  /** `features`: what this agent speaks beyond the first protocol (protocol/lanes.ts); an older relay ignores it. */
+  | { type: "auth"; key: string; signature: string; after?: number; window?: number; features?: string[] }
   /** The hub has new mail for this agent (its /hub/ws said so): a pulling inbox pulls now. */
   | { type: "hub_pull" }
   /** A hub JWT the agent holds (its credentials file, a registration): taken when newer than the inbox's. */
@@ -136,6 +174,7 @@ export function parseClientFrame(text: string): ClientFrame | null {
       if (typeof frame.key !== "string" || typeof frame.signature !== "string") return null;
       if (frame.after !== undefined && !isNonNegativeInteger(frame.after)) return null;
       if (frame.window !== undefined && !isNonNegativeInteger(frame.window)) return null;
+      if (frame.features !== undefined && !(Array.isArray(frame.features) && frame.features.length <= 32 && frame.features.every((f) => typeof f === "string" && f.length <= 64))) return null;
       return frame as ClientFrame;
     case "ack":
       return isNonNegativeInteger(frame.id) ? { type: "ack", id: frame.id } : null;

@@ -27,3 +27,4 @@ export * from "./hub-text.ts";
 export * from "./hub-render.ts";
 export * from "./hub-flat.ts";
 export * from "./conversation-key.ts";
+export * from "./lanes.ts";
