@@ -32,6 +32,19 @@ export interface QueueItem {
   dead_at: number | null;
   /** The id this message had before it was replayed from the dead shelf. */
   replay_of: number | null;
+  /** Its lane (protocol/lanes.ts): a source's ("source:stripe") or a gateway conversation; absent from an older relay. */
+  lane?: string;
+}
+
+/** One lane that holds messages, as the relay sees it. */
+export interface LaneSummary {
+  lane: string;
+  /** Waiting at the relay (not sent). */
+  queued: number;
+  /** Sent to the connected agent, not yet acknowledged. */
+  sent: number;
+  /** received_at of the lane's oldest message (queued or sent). */
+  oldest_at: number;
 }
 
 export interface QueueSummary {
@@ -40,4 +53,11 @@ export interface QueueSummary {
   dead: number;
   /** received_at of the oldest message waiting (queued or sent); null when none waits. */
   oldest_waiting_at: number | null;
+  /**
+   * The lanes that hold messages, the one with the oldest first (at most LANES_LISTED); absent from an
+   * older relay.
+   */
+  lanes?: LaneSummary[];
 }
+
+export const LANES_LISTED = 20;
