@@ -18,6 +18,22 @@ export interface Rejection {
   attempts: number;
 }
 
+/** A lane the agent holds messages of (protocol/lanes.ts): how many, since when, and when its head goes next. */
+export interface AgentLane {
+  lane: string;
+  /** Taken from the relay, not started. */
+  waiting: number;
+  /** Posting, or waiting to retry. */
+  posting: number;
+  /** received_at (at the relay) of the oldest message the agent holds of it. */
+  since: number;
+  /** When its head's next attempt goes, while it waits to retry; null when it is posting or has not failed. */
+  next_try_at: number | null;
+  last_error: string | null;
+}
+
+export const AGENT_LANES_LISTED = 20;
+
 export interface DeliveryStatus {
   /** The counters below count from here (the process's start): they are not persisted. */
   counted_since: number;
@@ -38,6 +54,8 @@ export interface DeliveryStatus {
   concurrency: number;
   /** Set while the gateway is down (posts failing in a row): one post at a time probes it; `probes` that failed so far. */
   gateway_down: { since: number; probes: number; reason: string } | null;
+  /** The lanes it holds messages of, the oldest first (at most AGENT_LANES_LISTED). */
+  lanes: AgentLane[];
 }
 
 /** What retryNow() woke: sleeping messages, the 429 hold it cut (ms), whether an outage's probe went at once, the pause. */

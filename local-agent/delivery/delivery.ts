@@ -56,7 +56,7 @@ export class DeliveryLoop {
     this.slots = new PostSlots(Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY) || DEFAULT_CONCURRENCY));
     this.status = {
       counted_since: Date.now(), delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
-      queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null,
+      queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null, lanes: [],
     };
     this.line = new ConversationLine({
       run: (pending) => this.deliver(pending).catch((err: unknown) => this.options.logger.error("delivery failed", { id: pending.frame.id, error: String(err) })),

@@ -16,6 +16,10 @@ export interface ForwardTargetStatus {
   last_error: string | null;
   delivered: number;
   rejected: number;
+  /** While its head waits to retry: when the next attempt goes. */
+  next_try_at: number | null;
+  /** Failures its current head has spent of the source's retry budget (protocol/lanes.ts FORWARD_POLICY). */
+  head_failures: number;
   /** Its events on the relay's dead shelf now, set aside while its app failed, to be replayed when it answers (set-aside.ts). */
   set_aside: number;
 }
@@ -27,7 +31,7 @@ export class ForwardTargets {
   seen(source: string, target: string): ForwardTargetStatus {
     let state = this.bySource.get(source);
     if (!state) {
-      state = { source, target, last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0 };
+      state = { source, target, last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0 };
       this.bySource.set(source, state);
     }
     if (state.target !== target) {

@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 function target(over: Partial<ForwardTargetStatus> = {}): ForwardTargetStatus {
-  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, ...over };
+  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0, ...over };
 }
 
 const refusing = target({
@@ -42,7 +42,7 @@ function statusAnswer(forwards: ForwardTargetStatus[], gatewayProblem: string | 
     gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: gatewayProblem },
     delivery: {
       counted_since: NOW - 3_600_000, delivered: 12, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
-      queued: 3, in_flight: 1, concurrency: 4, gateway_down: null, cursor: 41, forwards,
+      queued: 3, in_flight: 1, concurrency: 4, gateway_down: null, lanes: [], cursor: 41, forwards,
     },
     delegation: { waiting: 0, late_results_dropped: 0 },
     hub: { mode: null, watch: { state: "off", url: "", since: NOW, last_update_at: null, updates: 0, error: null }, credentials: null },

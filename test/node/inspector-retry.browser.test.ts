@@ -23,7 +23,7 @@ function agentStatus(now: number, delivery: Partial<AgentStatus["delivery"]>): A
     runs_in: "standalone",
     relay: { url: NO_RELAY, state: "connected", since: now - 600_000, backlog: 0, error: null },
     gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery: { counted_since: now, delivered: 3, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 0, in_flight: 0, concurrency: 4, gateway_down: null, cursor: 3, forwards: [], ...delivery },
+    delivery: { counted_since: now, delivered: 3, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 0, in_flight: 0, concurrency: 4, gateway_down: null, lanes: [], cursor: 3, forwards: [], ...delivery },
     delegation: { waiting: 0, late_results_dropped: 0 },
     hub: { mode: null, watch: { state: "off", url: "", since: now, last_update_at: null, updates: 0, error: null }, credentials: null },
     api_port: 0,
