@@ -1,6 +1,8 @@
 // `npm run bench:agent`: the local agent as users install it (the built CLI, a child process) against a stand-in gateway:
 // 1. relay receipt -> gateway accept vs the intake alone and a direct POST; 2. its memory vs bare Node; 3. backlog drains;
-// 4. the fault soak's shape (13 conversations, 503s and resets, a 20 s outage) against its healthy drain.
+// 4. the fault soak's shape (13 conversations, 503s and resets, a 20 s outage) against its healthy drain; 5. lanes: a hanging
+// app's backlog ahead of gateway hooks, and local apps failing a share of posts, each against the same without (lanes-drain.ts).
+// `--lanes-only 1` runs part 5 alone.
 import { execFileSync } from "node:child_process";
 import { chmodSync } from "node:fs";
 import http from "node:http";
@@ -13,6 +15,7 @@ import { NodeChild, readMemory } from "./agent-child.ts";
 import type { Memory } from "./agent-child.ts";
 import { runDrain } from "./agent-drain.ts";
 import { makeBenchHome } from "./agent-home.ts";
+import { runLanes } from "./lanes-drain.ts";
 import type { BenchHome } from "./agent-home.ts";
 import { Arrivals } from "./arrivals.ts";
 import type { BenchRun } from "./bench-run.ts";
@@ -70,7 +73,7 @@ function systemNode(): { path: string; version: string } | null {
   return null;
 }
 
-export async function agentScenario(run: BenchRun): Promise<void> {
+export async function agentScenario(run: BenchRun, args: Record<string, number>): Promise<void> {
   console.log(`all traffic on 127.0.0.1, the bench, workerd and the agent on the same cores; N per row: ${MESSAGES[1]} at concurrency 1, ${MESSAGES[32]} at 32 (+${WARMUP} warm-up)`);
   run.log("building the CLI users install (tsc -p tsconfig.build.json -> dist/)…");
   execFileSync(process.execPath, [path.join(REPO_ROOT, "node_modules/typescript/bin/tsc"), "-p", path.join(REPO_ROOT, "tsconfig.build.json")], { stdio: "inherit" });
@@ -91,6 +94,11 @@ export async function agentScenario(run: BenchRun): Promise<void> {
   };
   // As users start it: the installed bin through its shebang (its Node flags apply), `node` on PATH next to the chosen binary.
   const spawnAgent = (label: string, env: Record<string, string>, node = process.execPath) => spawn(label, CLI, ["start", "--json"], { ...env, PATH: `${path.dirname(node)}:${env.PATH ?? ""}` });
+  if (args["lanes-only"]) {
+    const lanes = await runLanes(run, relay, run.dir, spawnAgent);
+    lanes.print();
+    return printGoalSummary("Summary (bench:agent, part 5 alone)", lanes.goals);
+  }
   const idle = async (env: Record<string, string>, node = process.execPath, version = process.version) => {
     const [agent, bare] = [spawnAgent(`local agent (node ${version})`, env, node), spawn(`bare node ${version}`, node, ["-e", BARE_NODE_SCRIPT], env)];
     await agent.waitForEvent("relay connected");
@@ -136,6 +144,7 @@ export async function agentScenario(run: BenchRun): Promise<void> {
   }
   soak.push(await runDrain(run, relay, run.dir, { ...faults, outageMs, label: `the same + a ${outageMs / 1000} s outage` }, spawnAgent));
   const outage = soak.at(-1)!.outage!;
+  const lanes = await runLanes(run, relay, run.dir, spawnAgent);
   const [soakHealthy, soakFaults] = [0, 1].map((odd) => median(soak.slice(0, -1).filter((_, i) => i % 2 === odd).map((d) => d.rate))) as [number, number];
   console.log(`\n1. Latency: webhook POST (${Buffer.byteLength(HOOK_BODY)} bytes) -> local agent -> gateway accept, closed loop; agent log: from the relay's received_at.`);
   console.log(table([
@@ -189,6 +198,7 @@ export async function agentScenario(run: BenchRun): Promise<void> {
   console.log(`   down ${fmt(outage.downMs / 1000)} s: ${outage.attempts} connections tried (bound ${outage.bound}: ${DEFAULT_CONCURRENCY} posts in flight + 4 before the outage is recognised, then one probe at a time);`);
   console.log(`   back: the ${SOAK.conversations} conversations went on after ${outage.resumedMs.map((ms) => fmt(ms)).join(", ")} ms`);
   const [first, last] = [outage.resumedMs[0]!, outage.resumedMs.at(-1)!];
+  lanes.print();
   const memoryRow = (figure: string, value: number, baseline: number, goal = true) =>
     unitRow(figure, mib(value), "MiB", "bare node -e", mib(baseline), goal ? `≤ ${MEMORY_GOAL_MIB} MiB` : "reported", goal ? mib(value) <= MEMORY_GOAL_MIB : undefined);
   printGoalSummary("Summary (bench:agent)", [
@@ -201,6 +211,7 @@ export async function agentScenario(run: BenchRun): Promise<void> {
       soakFaults / soakHealthy >= 0.6 && soak.every((d) => d.orderViolations === 0 && d.duplicates === 0)),
     unitRow(`soak shape: last conversation going on after a ${outageMs / 1000} s outage`, last, "ms", "first conversation", first, "≤ 1000 ms after the gateway is back", last <= 1000),
     { figure: `soak shape: connections tried during the ${fmt(outage.downMs / 1000)} s outage`, value: String(outage.attempts), baseline: "—", ratio: null, goal: `≤ ${outage.bound} (the bound)`, met: outage.attempts <= outage.bound },
+    ...lanes.goals,
   ]);
   const expected = CONCURRENCY.reduce((sum, c) => sum + WARMUP + MESSAGES[c], 0);
   console.log(`\nchecks: gateway accepted ${accepted}/${expected} hooks through the agent, ${refused} refused/replayed requests, ${duplicates} duplicate keys;`);

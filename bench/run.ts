@@ -9,7 +9,9 @@ type Scenario = { title: string; nodeNote?: string; options?: Record<string, num
 
 const SCENARIOS: Record<string, Scenario> = {
   relay: { title: "clawrelay bench", includes: "bundling, Miniflare start-up, pre-signing included", main: async () => (await import("./relay-scenario.ts")).relayScenario },
-  agent: { title: "clawrelay local-agent bench", nodeNote: " (bench and children)", watchdogMs: 420_000, includes: "bundling, Miniflare start-up, 3 s idle wait, a 20 s outage included", main: async () => (await import("./agent-scenario.ts")).agentScenario },
+  agent: {
+    title: "clawrelay local-agent bench", nodeNote: " (bench and children)", watchdogMs: 1_200_000, includes: "bundling, Miniflare start-up, 3 s idle wait, a 20 s outage included",
+    options: { "lanes-only": 0 }, main: async () => (await import("./agent-scenario.ts")).agentScenario },
   directory: {
     title: "clawrelay directory and delegation bench", watchdogMs: 900_000, includes: "bundling, key generation, loading, restarts included",
     options: { agents: 10_000, large: 100_000, updates: 1500, queries: 200, delegations: 200 }, main: async () => (await import("./directory-scenario.ts")).directoryScenario,
