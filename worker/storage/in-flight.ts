@@ -23,3 +23,9 @@ export function inFlightSql(inFlight: InFlight | null): [string, SqlStorageValue
   if (inFlight && "ids" in inFlight) return ["seq IN (SELECT value FROM json_each(?))", [JSON.stringify(inFlight.ids)]];
   return ["(seq > ? AND seq <= ?)", [inFlight?.from ?? 0, inFlight?.upTo ?? 0]];
 }
+
+/** Whether one message, `seq`, is in flight, as a SQL condition: a set is looked up here, reading no row for it. */
+export function seqInFlightSql(inFlight: InFlight, seq: number): [string, SqlStorageValue[]] {
+  if ("ids" in inFlight) return [inFlight.ids.includes(seq) ? "1" : "0", []];
+  return inFlightSql(inFlight);
+}

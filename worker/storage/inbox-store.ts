@@ -4,7 +4,7 @@
 // inbox-records.ts. What the connected agent holds (`InFlight`, in-flight.ts) is an older agent's range or
 // a lanes agent's id set. Covered by test/worker/storage.test.ts, test/worker/queue.test.ts and
 // test/worker/websocket-lanes.test.ts.
-import { inFlightSql } from "./in-flight.ts";
+import { inFlightSql, seqInFlightSql } from "./in-flight.ts";
 import type { InFlight } from "./in-flight.ts";
 import { InboxRecords } from "./inbox-records.ts";
 import type { Row } from "./inbox-records.ts";
@@ -185,7 +185,7 @@ export class InboxStore extends InboxRecords {
   acknowledge(range: { id: number; inFlight: InFlight } | { upTo: number }): number {
     let rows: Row[];
     if ("id" in range) {
-      const [held, heldParams] = inFlightSql(range.inFlight);
+      const [held, heldParams] = seqInFlightSql(range.inFlight, range.id);
       rows = this.exec(`DELETE FROM messages WHERE seq = ? AND state = 'queued' AND ${held} RETURNING seq, ${STORED_BYTES} AS bytes`, range.id, ...heldParams);
     } else {
       rows = this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' AND restored = 0 RETURNING seq, ${STORED_BYTES} AS bytes`, range.upTo);
@@ -199,7 +199,7 @@ export class InboxStore extends InboxRecords {
    * The agent's attempts add to those a replay carried over: the shelf counts every post of the message.
    */
   markDead(seq: number, dead: DeadLetter, inFlight: InFlight): boolean {
-    const [held, heldParams] = inFlightSql(inFlight);
+    const [held, heldParams] = seqInFlightSql(inFlight, seq);
     const rows = this.exec(
       `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = attempts + ?, dead_at = ?, expires_at = ?
        WHERE seq = ? AND state = 'queued' AND ${held} RETURNING seq`,
