@@ -3,7 +3,7 @@
 // the agent abandon what it holds, messages an older agent set aside come back in their lane's order
 // (and no `after` cursor deletes them), and a frame's lane is the agent's own conversation for it. The
 // older agent's behaviour is websocket-delivery.test.ts, unchanged.
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseEnvelope, sourceLane } from "../../protocol/index.ts";
 import type { DeliveryFrame, SourceView } from "../../protocol/index.ts";
@@ -130,6 +130,20 @@ describe("lanes", () => {
     await client.expectQuiet();
   });
 
+  it("a forwarding source whose order does not matter holds half the window, an ordered one a quarter", async () => {
+    const inbox = await claimInbox();
+    const unordered = pathOf((await addSource(inbox, { name: "any", kind: "token", forward: "http://127.0.0.1:3000/", ordered: false })).post_url);
+    const ordered = await appSource(inbox, "http://127.0.0.1:3001/", "in-order");
+    const loose = await events(unordered, 6);
+    const strict = await events(ordered, 6);
+    const client = await lanesClient(inbox, { window: 8 });
+    const frames = await client.messages(6);
+    expect(ids(frames)).toEqual([...loose.slice(0, 4), ...strict.slice(0, 2)]);
+    expect(frames[0]!.forward).toMatchObject({ ordered: false });
+    expect(frames[4]!.forward).not.toHaveProperty("ordered");
+    await client.expectQuiet();
+  });
+
   it.each([
     [{ timeout_sec: 0 }, /timeout_sec must be a whole number from 1 to 300/],
     [{ timeout_sec: 301 }, /timeout_sec/],
@@ -145,6 +159,21 @@ describe("lanes", () => {
     await appSource(inbox, null);
     const changed = await changeSource(inbox, "app", policy);
     expect([changed.status, ((await changed.json()) as { error: { code: string } }).error.code]).toEqual([400, "invalid_source"]);
+  });
+});
+
+describe("expiry on a lanes connection", () => {
+  it("never shelves a message in flight; one waiting in its lane is shelved, and the index lets it go", async () => {
+    const inbox = await claimInbox();
+    const sent = await hooks(inbox, "one/lane", 3);
+    const client = await lanesClient(inbox, { window: 4 });
+    expect(ids(await client.messages(1))).toEqual([sent[0]]);
+    await runInDurableObject(stubOf(inbox), (_i, state) => state.storage.sql.exec(`UPDATE messages SET expires_at = ? WHERE seq IN (?, ?)`, Date.now() - 1, sent[0]!, sent[1]!));
+    await runDurableObjectAlarm(stubOf(inbox));
+    const listed = (await listQueue(inbox.agent)).messages.map((m) => [m.id, m.state]);
+    expect(listed).toEqual([[sent[0], "sent"], [sent[1], "dead"], [sent[2], "queued"]]);
+    client.ack(sent[0]!);
+    expect(await client.messages(1)).toMatchObject([{ id: sent[2], floor: sent[2]! - 1 }]);
   });
 });
 
