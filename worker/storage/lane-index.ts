@@ -96,26 +96,14 @@ export class LaneIndex {
     return this.entries.get(seq)?.lane ?? null;
   }
 
-  receivedAt(seq: number): number | null {
-    return this.entries.get(seq)?.receivedAt ?? null;
-  }
-
   /** The lowest queued id, or null when nothing is queued. */
   lowest(): number | null {
     return this.everyId.first();
   }
 
-  get count(): number {
-    return this.entries.size;
-  }
-
   /** Every lane that holds a queued message, with its ids in order. */
   lanes(): IterableIterator<[string, IdQueue]> {
     return this.byLane.entries();
-  }
-
-  queuedIn(lane: string): IdQueue | null {
-    return this.byLane.get(lane) ?? null;
   }
 
   /** The lanes that hold messages, the one with the oldest first, at most `max`; `isSent` says which ids the agent holds. */
