@@ -225,19 +225,23 @@ describe("messages an older agent set aside", () => {
     expect(await queued(inbox)).toBe(0);
   });
 
-  it("an older agent's `after` past restored messages does not delete them; a lanes agent gets them later", async () => {
-    const { inbox, e } = await setAsideInbox();
+  it("an older agent's `after` past restored messages does not delete them, nor do they take its window; a lanes agent gets them later", async () => {
+    const { inbox, path, e } = await setAsideInbox();
     const lanes = await lanesClient(inbox, { after: e[3], window: 16 });
     await lanes.messages(4);
     lanes.close();
     await lanes.closeEvent();
     const older = await connect(inbox.agent.id);
-    await older.auth(inbox.agent, { after: e[6] });
+    await older.auth(inbox.agent, { after: e[6], window: 2 });
     await older.expectQuiet();
     expect(ids((await listQueue(inbox.agent, "state=queued")).messages)).toEqual([e[0], e[1], e[3]]);
+    // The three it was never sent take none of its window of 2: a new event comes at once.
+    const [newer] = await events(path, 1);
+    expect(ids(await older.messages(1))).toEqual([newer]);
+    older.ack(newer!);
     older.close();
     await older.closeEvent();
-    const again = await lanesClient(inbox, { after: e[6] });
+    const again = await lanesClient(inbox, { after: newer });
     expect((await again.messages(3)).map((f) => [f.id, f.restored, f.floor])).toEqual([e[0], e[1], e[3]].map((id) => [id, true, e[0]! - 1]));
     await again.expectQuiet();
   });

@@ -272,7 +272,7 @@ export function pump(ws: WebSocket, out: Outgoing): void {
   if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
   if ("lanes" in state) return pumpLanes(ws, state, out);
   const { store, forwardTargets } = out;
-  const free = state.window - store.countQueuedUpTo(state.sentUpTo);
+  const free = state.window - store.countQueuedIn(state.from ?? 0, state.sentUpTo);
   if (free <= 0) return;
   const batch = store.messagesAfter(state.sentUpTo, free);
   if (batch.length === 0) return;

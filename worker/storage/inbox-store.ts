@@ -139,8 +139,12 @@ export class InboxStore extends InboxRecords {
     return this.exec(`SELECT * FROM messages WHERE seq > ? AND state = 'queued' ORDER BY seq LIMIT ?`, after, limit) as unknown as StoredMessage[];
   }
 
-  countQueuedUpTo(seq: number): number {
-    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq <= ? AND state = 'queued'`, seq).n);
+  /**
+   * Queued messages in (from, upTo]: what an older agent's socket holds. Not from 0: restored messages below
+   * its cursor stay queued (never sent to it), and must not take its window.
+   */
+  countQueuedIn(from: number, upTo: number): number {
+    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq > ? AND seq <= ? AND state = 'queued'`, from, upTo).n);
   }
 
   find(seq: number): StoredMessage | null {
