@@ -250,8 +250,8 @@ export function reject(ws: WebSocket, out: Outgoing, config: InboxConfig, frame:
 
 /**
  * A lanes socket: what each lane has room for (lane-pump.ts), each frame with its lane, the floor (no id
- * at or below it is queued now) and whether it was restored. Ids it holds that are no longer queued (a
- * drop or expiry elsewhere never takes one, but a replaced socket's may) are let go first.
+ * at or below it is queued now) and whether it was restored. Ids it holds that are no longer queued are
+ * let go first (a drop or expiry never takes one, but a late ack on the socket it replaced may).
  */
 function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }: Outgoing): void {
   const index = store.lanes();

@@ -72,12 +72,6 @@ export class InboxStore extends InboxRecords {
     return lane;
   }
 
-  /** Rows of a listing with their lanes (those stored before schema 7 get theirs now). */
-  private withLanes(rows: MessageMeta[]): MessageMeta[] {
-    for (const row of rows) row.lane ??= this.fillLane(row.seq);
-    return rows;
-  }
-
   /**
    * Messages an older agent set aside (dead, reason "set aside: …") go back to queued in place, keeping
    * their id and attempts, marked restored; their expiry stays the shelf's. Returns how many.
@@ -139,10 +133,7 @@ export class InboxStore extends InboxRecords {
     return this.exec(`SELECT * FROM messages WHERE seq > ? AND state = 'queued' ORDER BY seq LIMIT ?`, after, limit) as unknown as StoredMessage[];
   }
 
-  /**
-   * Queued messages in (from, upTo]: what an older agent's socket holds. Not from 0: restored messages below
-   * its cursor stay queued (never sent to it), and must not take its window.
-   */
+  /** Queued messages in (from, upTo], an older agent's socket's: restored ones below its cursor were never sent to it. */
   countQueuedIn(from: number, upTo: number): number {
     return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq > ? AND seq <= ? AND state = 'queued'`, from, upTo).n);
   }
@@ -162,7 +153,10 @@ export class InboxStore extends InboxRecords {
       state === "all" ? ["", []]
       : state === "dead" ? ["AND state = 'dead'", []]
       : [`AND state = 'queued' AND ${state === "sent" ? "" : "NOT "}${held}`, heldParams];
-    return this.withLanes(this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ${where} ORDER BY seq LIMIT ?`, after, ...params, limit) as unknown as MessageMeta[]);
+    const rows = this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ${where} ORDER BY seq LIMIT ?`, after, ...params, limit) as unknown as MessageMeta[];
+    // Rows stored before schema 7 get their lanes now.
+    for (const row of rows) row.lane ??= this.fillLane(row.seq);
+    return rows;
   }
 
   /** Counts by state and the oldest waiting message (one aggregate read, no writes). */
