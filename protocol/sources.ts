@@ -26,6 +26,12 @@ export interface SourceView {
   forward: string | null;
   /** The owner allowed `forward` outside loopback and private networks. */
   allow_public_target: boolean;
+  /** A post's time limit in seconds, as it applies (lanes.ts FORWARD_POLICY by default); absent from an older relay. */
+  timeout_sec?: number;
+  /** The head's retry budget, as it applies; absent from an older relay. */
+  retries?: number;
+  /** Whether its events are posted one at a time in order (true by default); absent from an older relay. */
+  ordered?: boolean;
 }
 
 /** Set on every source event, whatever the provider: one mapping template can serve them all. */

@@ -19,7 +19,7 @@ import type { Signer } from "./intake/receipts.ts";
 import { siblingReceipt } from "./intake/sibling-receipts.ts";
 import type { InboxStore } from "./storage/inbox-store.ts";
 import type { OutboxItem } from "./storage/inbox-records.ts";
-import type { InFlight } from "./storage/stored-message.ts";
+import type { InFlight } from "./storage/in-flight.ts";
 
 export interface HousekeepingJob {
   name: string;

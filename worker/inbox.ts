@@ -1,19 +1,19 @@
-// One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's
-// WebSocket and the alarm, and composes the parts that do the work — the hub link (hub/hub-link.ts:
-// the hub token, pulling and the webhook era's bridge), receipts to sibling inboxes
-// (intake/sibling-sender.ts), the webhook sources (sources/source-book.ts) and the alarm's jobs
-// (housekeeping.ts). Decisions live in the intake steps (intake/), socket-session.ts and
-// inbox-store.ts; HTTP parsing in inbox-routes.ts. Covered by every test under test/worker/.
+// One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's WebSocket and
+// the alarm, and composes the parts that do the work — the hub link (hub/hub-link.ts: the hub token, pulling
+// and the webhook era's bridge), receipts to sibling inboxes (intake/sibling-sender.ts), the webhook sources
+// (sources/source-book.ts) and the alarm's jobs (housekeeping.ts). Decisions live in the intake steps
+// (intake/), socket-session.ts and inbox-store.ts; HTTP parsing in inbox-routes.ts. Covered by test/worker/.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { PING_FRAME, PONG_FRAME, RelayError, hubClient, isAgentId, lookupHubKey } from "../protocol/index.ts";
-import type { HubTokenFrame, KeyRecord } from "../protocol/index.ts";
+import type { AbandonFrame, HubTokenFrame, KeyRecord } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
 import { isSealed, openSecret, sealSecret } from "./access/secret-box.ts";
 import { answerClientFrame } from "./delivery/client-frames.ts";
 import { answerSocketError, endEveryConnection, reapPlan } from "./delivery/socket-limits.ts";
-import { closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
+import { abandon, closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
+import type { Abandoned } from "./delivery/socket-session.ts";
 import type { Env, InboxRpc } from "./env.ts";
 import { JobFailures, housekeepingJobs, runHousekeeping } from "./housekeeping.ts";
 import type { HousekeepingJob, JobFailure } from "./housekeeping.ts";
@@ -31,7 +31,7 @@ import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts
 import { SiblingSender } from "./intake/sibling-sender.ts";
 import { SourceBook } from "./sources/source-book.ts";
 import { InboxStore } from "./storage/inbox-store.ts";
-import type { InFlight } from "./storage/stored-message.ts";
+import type { InFlight } from "./storage/in-flight.ts";
 
 export class Inbox extends DurableObject<Env> implements InboxRpc {
   readonly store: InboxStore;
@@ -115,6 +115,11 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   /** What the connected agent holds unacknowledged right now (null when none is connected). */
   inFlight(): InFlight | null {
     return inFlightOf(this.sockets());
+  }
+
+  /** A lanes agent stops posting these (dropped; or retargeted, and sent again with their new target). */
+  abandon(which: Abandoned, reason: AbandonFrame["reason"]): void {
+    for (const ws of this.sockets()) abandon(ws, this, which, reason);
   }
 
   acceptSocket(ws: WebSocket): void {

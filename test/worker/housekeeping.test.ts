@@ -77,8 +77,10 @@ describe("the alarm's jobs", () => {
     const toHub = await signAck(config, sign, await envelopeFrom(await registeredAgent(), inbox.agent.id), Date.now());
     await runInDurableObject(stub(inbox.agent.id), (_i, state) => {
       const sql = state.storage.sql;
-      // Back to schema 5: the outbox without `kind`, each target prefixed, as the older relay wrote them.
+      // Back to schema 5: the outbox without `kind`, each target prefixed, as the older relay wrote them (and no schema 7 columns).
       sql.exec(`ALTER TABLE outbox DROP COLUMN kind`);
+      sql.exec(`ALTER TABLE messages DROP COLUMN lane`);
+      sql.exec(`ALTER TABLE messages DROP COLUMN restored`);
       sql.exec(`UPDATE meta SET value = '5' WHERE key = 'schema_version'`);
       const row = `INSERT INTO outbox (target, body, attempts, next_at, expires_at) VALUES (?, ?, 0, 0, ?)`;
       sql.exec(row, `relay:${sibling.agent.id}`, JSON.stringify(toSibling), Date.now() + 3600_000);

@@ -46,8 +46,12 @@ describe("listing the queue", () => {
       id: sent[3]!.id, state: "queued", kind: "hook", subpath: "agentgram_inbox/agent", content_type: "application/json",
       size: sent[3]!.body.length, received_at: all.messages[3]!.received_at, expires_at: all.messages[3]!.received_at + 7 * 24 * 3600 * 1000,
       sender: null, msg_id: null, type: null, attempts: 0, reason: null, last_status: null, dead_at: null, replay_of: null,
+      lane: "subpath:agentgram_inbox/agent",
     });
-    expect(all.summary).toEqual({ queued: 1, sent: 2, dead: 1, oldest_waiting_at: all.messages[1]!.received_at });
+    expect(all.summary).toEqual({
+      queued: 1, sent: 2, dead: 1, oldest_waiting_at: all.messages[1]!.received_at,
+      lanes: [{ lane: "subpath:agentgram_inbox/agent", queued: 1, sent: 2, oldest_at: all.messages[1]!.received_at }],
+    });
     expect(ids((await listQueue(inbox.agent, "state=queued")).messages)).toEqual([sent[3]!.id]);
     expect(ids((await listQueue(inbox.agent, "state=sent")).messages)).toEqual([sent[1]!.id, sent[2]!.id]);
     const dead = await listQueue(inbox.agent, "state=dead");
@@ -65,10 +69,10 @@ describe("listing the queue", () => {
     await client.auth(inbox.agent);
     await client.messages(1);
     await rejected(client, sent[0]!.id);
-    expect((await listQueue(inbox.agent, "state=queued")).summary).toEqual({ queued: 0, sent: 0, dead: 1, oldest_waiting_at: null });
+    expect((await listQueue(inbox.agent, "state=queued")).summary).toEqual({ queued: 0, sent: 0, dead: 1, oldest_waiting_at: null, lanes: [] });
     const fresh = await claimInbox();
     expect(await listQueue(fresh.agent)).toEqual({
-      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null }, housekeeping_failures: {},
+      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [] }, housekeeping_failures: {},
     });
   });
 
@@ -235,7 +239,7 @@ describe("drop", () => {
     expect(await queued.json()).toEqual({ dropped: sent[1]!.id, was: "queued" });
     const again = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[1]!.id}`));
     expect([again.status, await errorCode(again)]).toEqual([404, "message_not_found"]);
-    expect((await listQueue(inbox.agent)).summary).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null });
+    expect((await listQueue(inbox.agent)).summary).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [] });
   });
 
   it("regression: a message the connected agent is delivering is not dropped but refused 409 in_flight (it answered dropped while the agent kept posting it)", async () => {

@@ -224,8 +224,10 @@ describe("schema 5", () => {
     const sent = await stripeEvent(inbox);
     await runInDurableObject(stub(inbox), (_i, state) => {
       const sql = state.storage.sql;
-      // Back to what schema 4 stored: no request column (nor schema 6's outbox kind), a source's JSON without forward.
+      // Back to what schema 4 stored: no request column (nor schema 6's outbox kind, schema 7's lane and restored), a source's JSON without forward.
       sql.exec(`ALTER TABLE messages DROP COLUMN request`);
+      sql.exec(`ALTER TABLE messages DROP COLUMN lane`);
+      sql.exec(`ALTER TABLE messages DROP COLUMN restored`);
       sql.exec(`ALTER TABLE outbox DROP COLUMN kind`);
       sql.exec(`UPDATE meta SET value = '4' WHERE key = 'schema_version'`);
       const json = JSON.parse(String(sql.exec(`SELECT json FROM sources WHERE name = 'stripe'`).one().json)) as Record<string, unknown>;

@@ -1,16 +1,17 @@
 // What the inbox does with each frame its local agent sends on the WebSocket: auth (the newest
-// connection wins, delivery begins after the agent's cursor), ack, reject, ping, and the hub link's
+// connection wins, delivery begins after the agent's cursor; an agent naming "lanes" gets lanes, and the
+// messages an older agent set aside back), ack, reject, ping, and the hub link's
 // two: hub_pull (the agent saw mail at the hub: a pulling inbox pulls now) and hub_token (the agent
 // holds a newer hub JWT); a frame over 1 MiB closes the socket with 1009. The Durable Object's
 // webSocketMessage (inbox.ts) hands every frame here inside its guard; covered by
 // test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts,
-// test/worker/websocket-limits.test.ts and test/worker/hub-token.test.ts.
+// test/worker/websocket-limits.test.ts, test/worker/websocket-lanes.test.ts and test/worker/hub-token.test.ts.
 import { CLOSE_CODES, parseClientFrame } from "../../protocol/index.ts";
 import type { HubLink } from "../hub/hub-link.ts";
 import { tokenFrame } from "../hub/hub-token.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES, frameTooLarge } from "./socket-limits.ts";
-import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, stateOf } from "./socket-session.ts";
+import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, speaksLanes, stateOf } from "./socket-session.ts";
 import type { Outgoing } from "./socket-session.ts";
 
 /** What answering a frame needs of its inbox (a narrow view of it: inbox.ts), and its hub link. */
@@ -51,6 +52,9 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
     // this inbox (its storage was wiped): it acknowledges nothing, and `ready` says so with after 0.
     const requested = frame.after ?? 0;
     const after = requested <= host.store.queueStats().lastSeq ? requested : 0;
+    // A lanes agent takes back what an older one set aside, before its cursor is applied (which spares them).
+    const lanes = speaksLanes(frame.features);
+    if (lanes) host.store.restoreSetAside();
     if (after > 0) host.store.acknowledge({ upTo: after });
     // Newest connection wins: a restarting agent's new process replaces its old socket, whose
     // unacknowledged messages are sent again on the new one.
@@ -60,7 +64,7 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
         closeSocket(other, CLOSE_CODES.replaced, "replaced");
       }
     }
-    beginDelivery(ws, host, after, frame.window, host.hub.prefix(), host.hub.settings().mode);
+    beginDelivery(ws, host, after, frame.window, { prefix: host.hub.prefix(), mode: host.hub.settings().mode }, lanes);
     // The agent keeps its credentials file on the inbox's token; a pulling inbox looks at the hub at once.
     const token = await host.hub.agentConnected(Date.now());
     if (token) send(ws, token);

@@ -1,17 +1,18 @@
 // Turns a stored message into the frame the local agent receives (WebSocket and polling alike), and
 // into what the owner's message detail shows of it. A source event whose source forwards to a local app
 // now — looked up as the frame is built, so a target set or cleared applies to events already waiting —
-// carries `forward` (protocol/forward.ts); every other frame is as it always was. Used by
+// carries `forward` (protocol/forward.ts) with the source's policy fields its owner set; every other frame
+// is as it always was. Used by
 // socket-session.ts, inbox-routes.ts (polling) and queue-routes.ts; covered by
 // test/worker/sources-forward.test.ts and test/worker/websocket-delivery.test.ts.
 import { SOURCE_HEADERS, decodeUtf8, toBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame, ForwardFrame, StoredRequest } from "../../protocol/index.ts";
 import { sourceNameOf } from "../sources/source-config.ts";
-import type { SourceForward } from "../sources/source-config.ts";
+import type { ForwardTarget } from "../sources/source-config.ts";
 import type { StoredMessage } from "../storage/stored-message.ts";
 
-/** Where source `name`'s events go now (source-book.ts): its target, or null for the gateway. */
-export type ForwardTargets = (name: string) => SourceForward | null;
+/** Where source `name`'s events go now (source-book.ts): its target and policy, or null for the gateway. */
+export type ForwardTargets = (name: string) => ForwardTarget | null;
 
 const OURS: readonly string[] = Object.values(SOURCE_HEADERS);
 
@@ -32,7 +33,13 @@ function forwardOf(message: Pick<StoredMessage, "sender" | "request" | "content_
   const request = requestOf(message, headers);
   // The relay's own x-clawrelay-* headers follow the sender's; the kept request never holds any (forward.ts).
   const ours = message.request && headers ? Object.entries(headers).filter(([name]) => OURS.includes(name)) : [];
-  return { source, target: target.url, allow_public: target.allow_public, method: request.method, tail: request.tail, headers: [...request.headers, ...ours] };
+  // The policy's fields only where the owner set them: the agent applies FORWARD_POLICY to those absent.
+  const policy = {
+    ...(target.timeout_sec !== undefined ? { timeout_sec: target.timeout_sec } : {}),
+    ...(target.retries !== undefined ? { retries: target.retries } : {}),
+    ...(target.ordered !== undefined ? { ordered: target.ordered } : {}),
+  };
+  return { source, target: target.url, allow_public: target.allow_public, method: request.method, tail: request.tail, headers: [...request.headers, ...ours], ...policy };
 }
 
 export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): DeliveryFrame {

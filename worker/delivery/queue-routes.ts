@@ -1,16 +1,20 @@
-// What the inbox's owner can see and do with stored messages: list them by state, show one with its
-// body, replay a dead one, drop one that is not in the connected agent's hands. Every call is a signed
+// What the inbox's owner can see and do with stored messages: list them by state (and the lanes that
+// wait), show one with its body, replay a dead one, drop one — one in the hands of a lanes agent too (it is
+// told to abandon it), never one an older agent holds. Every call is a signed
 // request by a key of the inbox (docs/protocol.md, "Signed requests"); replay and drop also spend their
 // nonce, so a captured request cannot be played again. Mounted by inbox-routes.ts; covered by
 // test/worker/queue.test.ts.
 import { Hono } from "hono";
-import { RelayError } from "../../protocol/index.ts";
-import type { MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
+import { LANES_LISTED, RelayError } from "../../protocol/index.ts";
+import type { AbandonFrame, MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
+import type { Abandoned } from "./socket-session.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
-import type { InFlight, MessageMeta } from "../storage/stored-message.ts";
+import { holds } from "../storage/in-flight.ts";
+import type { InFlight } from "../storage/in-flight.ts";
+import type { MessageMeta } from "../storage/stored-message.ts";
 import { queryInteger } from "./query-params.ts";
 import { requireOwner } from "../access/request-auth.ts";
 import type { JobFailure } from "../housekeeping.ts";
@@ -20,6 +24,8 @@ export interface QueueHost {
   readonly store: InboxStore;
   requireConfig(): InboxConfig;
   inFlight(): InFlight | null;
+  /** Tells a lanes agent holding these to stop (socket-session.ts abandon); sends what then has room. */
+  abandon(which: Abandoned, reason: AbandonFrame["reason"]): void;
   /** A replayed message is queued: send it to the connected agent. */
   wakeConsumers(): void;
   ensureAlarm(at: number): Promise<void>;
@@ -33,7 +39,7 @@ const LIST_MAX = 200;
 
 function itemState(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
   if (meta.state === "dead") return "dead";
-  return inFlight && meta.seq > inFlight.from && meta.seq <= inFlight.upTo ? "sent" : "queued";
+  return holds(inFlight, meta.seq) ? "sent" : "queued";
 }
 
 export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueItem {
@@ -54,12 +60,15 @@ export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueIt
     last_status: meta.last_status,
     dead_at: meta.dead_at,
     replay_of: meta.replay_of,
+    ...(meta.lane !== null ? { lane: meta.lane } : {}),
   };
 }
 
 export function queueSummary(host: QueueHost): QueueSummary {
-  const s = host.store.summary(host.inFlight());
-  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt };
+  const inFlight = host.inFlight();
+  const s = host.store.summary(inFlight);
+  const lanes = host.store.lanes().summaries((seq) => holds(inFlight, seq), LANES_LISTED);
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes };
 }
 
 function messageId(text: string): number {
@@ -134,9 +143,16 @@ export function queueRoutes(host: QueueHost): Hono {
   app.delete("/inbox/:agent_id/queue/:id", async (c) => {
     await requireOwner(host, c.req.raw, { spendNonce: true });
     const id = messageId(c.req.param("id"));
-    // The agent holding it would still post it (and retry it) into the gateway: deleting it here could
-    // not take it back, so a drop that says "dropped" while it goes on being delivered is refused.
-    const was = host.store.drop(id, host.inFlight());
+    // An older agent holding it would still post it (and retry it) into the gateway: deleting it here could
+    // not take it back, so a drop that says "dropped" while it goes on being delivered is refused. A lanes
+    // agent is told to abandon it.
+    const inFlight = host.inFlight();
+    const lanesHeld = inFlight !== null && "ids" in inFlight && holds(inFlight, id);
+    const was = host.store.drop(id, lanesHeld ? null : inFlight);
+    if (lanesHeld && was !== null) {
+      host.abandon({ ids: [id] }, "dropped");
+      return c.json({ dropped: id, was: "sent" });
+    }
     if (was === "in_flight") {
       throw new RelayError(409, "in_flight", `message ${id} is sent: the connected agent is delivering it now. Wait until the gateway takes it (then it is gone) or refuses it (then it is dead, and can be dropped); or stop the agent, after which it is queued and can be dropped`);
     }

@@ -1,9 +1,14 @@
 // One local agent's WebSocket: challenge, authentication, windowed delivery and acknowledgements.
 // State lives in the socket's attachment so it survives hibernation (the runtime keeps at most 16 KB per socket).
+// Two modes once authenticated: an older agent's (no "lanes" in its auth) is sent queued ids in order over
+// one contiguous range, as before; a lanes agent's is sent what each lane has room for (lane-pump.ts), and
+// its attachment holds the ids in flight (at most MAX_WINDOW of them: a few KB). Covered by
+// test/worker/websocket-delivery.test.ts (older agents) and test/worker/websocket-lanes.test.ts.
 import {
   CLOSE_CODES,
   DEFAULT_WINDOW,
   MAX_WINDOW,
+  PROTOCOL_FEATURES,
   connectSigningInput,
   fromBase64,
   parsePublicKey,
@@ -11,24 +16,43 @@ import {
   toBase64Url,
   verifyWebCrypto,
 } from "../../protocol/index.ts";
-import type { ClientFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
+import type { AbandonFrame, ClientFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
+import { nextToSend } from "./lane-pump.ts";
 import { keyMayActFor } from "../inbox-config.ts";
 import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
-import type { InFlight } from "../storage/stored-message.ts";
+import type { InFlight } from "../storage/in-flight.ts";
 import { socketTimings } from "./socket-timings.ts";
 
-/**
- * An authenticated socket was sent every queued id in (from, sentUpTo]: those still queued are in
- * flight on it. `from` is the cursor it authenticated with (sockets from before it existed lack it).
- */
+/** An older agent's socket was sent every queued id in (from, sentUpTo]: those still queued are in flight on it. */
+export interface RangeSocket {
+  authed: true;
+  /** The cursor it authenticated with (sockets from before it existed lack it). */
+  from?: number;
+  sentUpTo: number;
+  window: number;
+}
+
+/** A lanes agent's socket: exactly `inflight` were sent on it and are not finished (ids only: the 16 KB limit). */
+export interface LanesSocket {
+  authed: true;
+  lanes: true;
+  window: number;
+  inflight: number[];
+}
+
 export type SocketState =
   /** `closedAt`: when the server sent its close frame (socket-limits.ts ends the connection if the peer never answers). */
   | { authed: false; nonce: string; deadline: number; closedAt?: number }
-  | { authed: true; from?: number; sentUpTo: number; window: number };
+  | RangeSocket
+  | LanesSocket;
+
+function lanesState(state: SocketState | null): LanesSocket | null {
+  return state?.authed && "lanes" in state ? state : null;
+}
 
 /**
  * Sends a frame if the socket is still open. A socket the server closed stays in getWebSockets()
@@ -112,13 +136,22 @@ export interface Outgoing {
   readonly forwardTargets: ForwardTargets;
 }
 
-/** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller). */
-export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, requestedWindow: number | undefined, hubPrefix: string, hubMode: HubLinkMode): void {
+/** Whether an auth frame's features and this relay's make a lanes connection. */
+export function speaksLanes(features: readonly string[] | undefined): boolean {
+  return features?.includes(PROTOCOL_FEATURES.lanes) === true;
+}
+
+/** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller); `lanes` from speaksLanes. */
+export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, requestedWindow: number | undefined, hub: { prefix: string; mode: HubLinkMode }, lanes: boolean): void {
   const { store } = out;
   const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
-  ws.serializeAttachment({ authed: true, from: after, sentUpTo: after, window } satisfies SocketState);
+  const state: SocketState = lanes ? { authed: true, lanes: true, window, inflight: [] } : { authed: true, from: after, sentUpTo: after, window };
+  ws.serializeAttachment(state);
   const summary = store.summary(null);
-  send(ws, { type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hubPrefix, hub_mode: hubMode });
+  send(ws, {
+    type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hub.prefix, hub_mode: hub.mode,
+    ...(lanes ? { features: [PROTOCOL_FEATURES.lanes] } : {}),
+  });
   pump(ws, out);
 }
 
@@ -129,7 +162,34 @@ export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, reque
  */
 function inFlightHere(ws: WebSocket): InFlight | null {
   const state = stateOf(ws);
-  return state?.authed ? { from: state.from ?? 0, upTo: state.sentUpTo } : null;
+  if (!state?.authed) return null;
+  return "lanes" in state ? { ids: state.inflight } : { from: state.from ?? 0, upTo: state.sentUpTo };
+}
+
+/** A lanes socket no longer holds `ids` (finished, dropped, or to be sent again). */
+function release(ws: WebSocket, ids: readonly number[]): void {
+  const state = lanesState(stateOf(ws));
+  if (!state) return;
+  ws.serializeAttachment({ ...state, inflight: state.inflight.filter((id) => !ids.includes(id)) } satisfies LanesSocket);
+}
+
+/** Messages a lanes agent is to abandon: these ids, or every one it holds of a lane. */
+export type Abandoned = { ids: readonly number[] } | { lane: string };
+
+/**
+ * Tells a lanes socket it no longer holds these messages (the owner dropped them: already deleted; or their
+ * source's target or policy changed: sent again now with the new `forward`), then sends what has room.
+ * An older agent's socket is left alone.
+ */
+export function abandon(ws: WebSocket, out: Outgoing, which: Abandoned, reason: AbandonFrame["reason"]): void {
+  const state = lanesState(stateOf(ws));
+  if (!state || ws.readyState !== WebSocket.OPEN) return;
+  const index = out.store.lanes();
+  const held = state.inflight.filter((id) => ("ids" in which ? which.ids.includes(id) : index.laneOf(id) === which.lane));
+  if (held.length === 0) return;
+  for (const id of held) send(ws, { type: "abandon", id, reason });
+  release(ws, held);
+  pump(ws, out);
 }
 
 /** The inbox's life: when it was first claimed (kept by every later claim, new only after a wipe). */
@@ -159,6 +219,7 @@ function refuseFrame(ws: WebSocket, frame: "ack" | "reject", id: number): void {
 export function acknowledge(ws: WebSocket, out: Outgoing, id: number): void {
   const inFlight = inFlightHere(ws);
   if (!inFlight || out.store.acknowledge({ id, inFlight }) === 0) return refuseFrame(ws, "ack", id);
+  release(ws, [id]);
   pump(ws, out);
 }
 
@@ -182,18 +243,39 @@ export function reject(ws: WebSocket, out: Outgoing, config: InboxConfig, frame:
   // Confirmed, so the client's resume cursor may pass it: an `after` deletes queued messages only,
   // and until this frame the client cannot know the relay did not lose its reject.
   send(ws, { type: "rejected", id: frame.id });
+  release(ws, [frame.id]);
   pump(ws, out);
   return dead.keepUntil;
 }
 
-/** Sends queued messages in order until `window` are unacknowledged on this socket. */
-export function pump(ws: WebSocket, { store, forwardTargets }: Outgoing): void {
+/**
+ * A lanes socket: what each lane has room for (lane-pump.ts), each frame with its lane, the floor (no id
+ * at or below it is queued now) and whether it was restored. Ids it holds that are no longer queued are
+ * let go first (a drop or expiry never takes one, but a late ack on the socket it replaced may).
+ */
+function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }: Outgoing): void {
+  const index = store.lanes();
+  const inflight = state.inflight.filter((id) => index.laneOf(id) !== null);
+  const next = nextToSend(index, inflight, state.window, forwardTargets);
+  if (next.length === 0 && inflight.length === state.inflight.length) return;
+  const floor = (index.lowest() ?? store.queueStats().lastSeq + 1) - 1;
+  for (const seq of next) {
+    const message = store.find(seq)!;
+    send(ws, { ...deliveryFrame(message, forwardTargets), lane: index.laneOf(seq)!, floor, ...(message.restored ? { restored: true } : {}) });
+  }
+  ws.serializeAttachment({ ...state, inflight: [...inflight, ...next] } satisfies LanesSocket);
+}
+
+/** Sends queued messages until `window` are unacknowledged on this socket: in id order, or by lane. */
+export function pump(ws: WebSocket, out: Outgoing): void {
   const state = stateOf(ws);
   if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
-  const free = state.window - store.countQueuedUpTo(state.sentUpTo);
+  if ("lanes" in state) return pumpLanes(ws, state, out);
+  const { store, forwardTargets } = out;
+  const free = state.window - store.countQueuedIn(state.from ?? 0, state.sentUpTo);
   if (free <= 0) return;
   const batch = store.messagesAfter(state.sentUpTo, free);
   if (batch.length === 0) return;
   for (const message of batch) send(ws, deliveryFrame(message, forwardTargets));
-  ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies SocketState);
+  ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies RangeSocket);
 }

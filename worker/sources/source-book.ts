@@ -7,7 +7,7 @@ import { RelayError } from "../../protocol/index.ts";
 import { isSealed, openSecret, sealSecret } from "../access/secret-box.ts";
 import { importHmacKey } from "./hmac.ts";
 import { MAX_SOURCES } from "./source-config.ts";
-import type { NewSource, SourceChange, SourceForward, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";
+import type { ForwardTarget, NewSource, SourceChange, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";
 import type { SourceKeys } from "./source-kinds.ts";
 import { hashTokenSecret, hmacKeyBytes, mintSecret } from "./source-secrets.ts";
 import type { HmacKey } from "./hmac.ts";
@@ -54,9 +54,10 @@ export class SourceBook {
     return this.all().get(name) ?? null;
   }
 
-  /** Where source `name`'s events go now: its target, or null (the gateway, or a source removed since). */
-  forwardTarget(name: string): SourceForward | null {
-    return this.get(name)?.forward ?? null;
+  /** Where source `name`'s events go now and how (its policy), or null (the gateway, or a source removed since). */
+  forwardTarget(name: string): ForwardTarget | null {
+    const source = this.get(name);
+    return source?.forward ? { ...source.forward, ...source.policy } : null;
   }
 
   private write(source: StoredSource): void {
@@ -101,6 +102,7 @@ export class SourceBook {
       kind: input.kind,
       subpath: input.subpath,
       forward: input.forward,
+      ...(Object.keys(input.policy).length > 0 ? { policy: input.policy } : {}),
       secrets: [{ value: await this.stored(input, plain), until: null }],
       created_at: nowMs,
       updated_at: nowMs,
@@ -120,7 +122,8 @@ export class SourceBook {
       secrets = [{ value: await this.stored(source, made.plain), until: null }, ...previous];
     }
     const forward = change.forward === undefined ? source.forward : change.forward;
-    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, forward, updated_at: nowMs };
+    const policy = change.policy ?? source.policy;
+    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, forward, ...(policy ? { policy } : {}), updated_at: nowMs };
     this.save(next);
     return { source: next, secret: minted };
   }

@@ -1,7 +1,7 @@
 // What an inbox stores about a webhook source, how a request to add or change one is read (its forward
-// target among it), and what its owner is shown. Pure: no storage, no crypto here (source-book.ts does
+// target and its forward policy among it: timeout_sec, retries, ordered), and what its owner is shown. Pure: no storage, no crypto here (source-book.ts does
 // both). Covered by test/worker/sources-config.test.ts and test/worker/sources-forward.test.ts.
-import { RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath, checkForwardTarget } from "../../protocol/index.ts";
+import { FORWARD_POLICY, RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath, checkForwardTarget } from "../../protocol/index.ts";
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { checkSecret } from "./source-secrets.ts";
 import { isSealed } from "../access/secret-box.ts";
@@ -26,6 +26,19 @@ export interface SourceForward {
   allow_public: boolean;
 }
 
+/**
+ * How the agent posts a forwarding source's events (protocol/lanes.ts FORWARD_POLICY where a field is
+ * absent): a post's time limit, the head's retry budget, and whether order matters. Only what the owner set.
+ */
+export interface SourcePolicy {
+  timeout_sec?: number;
+  retries?: number;
+  ordered?: boolean;
+}
+
+/** Where a source's events go now, as a delivery frame's `forward` needs it: the target and the policy set. */
+export type ForwardTarget = SourceForward & SourcePolicy;
+
 export interface StoredSource {
   name: string;
   kind: SourceKind;
@@ -35,6 +48,8 @@ export interface StoredSource {
   forward: SourceForward | null;
   /** The current secret first; then the previous one while a rotation's grace lasts. */
   secrets: StoredSecret[];
+  /** Absent in a source stored before policies existed (the defaults apply). */
+  policy?: SourcePolicy;
   created_at: number;
   updated_at: number;
 }
@@ -46,6 +61,7 @@ export interface NewSource {
   secret: string | null;
   subpath: string;
   forward: SourceForward | null;
+  policy: SourcePolicy;
 }
 
 export interface SourceChange {
@@ -55,6 +71,8 @@ export interface SourceChange {
   subpath: string | null;
   /** The target from now on: null for the gateway; undefined leaves it as it is. */
   forward: SourceForward | null | undefined;
+  /** The policy from now on (the fields named changed, those named null back to the default); undefined: unchanged. */
+  policy: SourcePolicy | undefined;
 }
 
 /** Who a source's events are from, in the queue and the dedup table: never an agent id. */
@@ -123,6 +141,31 @@ function forwardOf(body: Record<string, unknown>, current: SourceForward | null)
   return checkedForward(body.forward, allowPublic ?? false);
 }
 
+const POLICY_FIELDS = ["timeout_sec", "retries", "ordered"] as const;
+
+function wholeIn(name: string, value: unknown, min: number, max: number, what: string): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) throw invalid(`${name} must be a whole number from ${min} to ${max}: ${what}`);
+  return value;
+}
+
+/**
+ * The policy fields a request names, checked; null (a change only) puts one back to the default. The
+ * result is `current` with them applied, or undefined when the request names none.
+ */
+function policyOf(body: Record<string, unknown>, current: SourcePolicy): SourcePolicy | undefined {
+  if (!POLICY_FIELDS.some((field) => body[field] !== undefined)) return undefined;
+  const next: SourcePolicy = { ...current };
+  const { timeout_sec: timeout, retries, ordered } = body;
+  if (timeout === null) delete next.timeout_sec;
+  else if (timeout !== undefined) next.timeout_sec = wholeIn("timeout_sec", timeout, 1, FORWARD_POLICY.timeoutSecMax, `the seconds a post to the local app may take before it counts as failed (default ${FORWARD_POLICY.timeoutSec})`);
+  if (retries === null) delete next.retries;
+  else if (retries !== undefined) next.retries = wholeIn("retries", retries, 0, FORWARD_POLICY.retriesMax, `how many failed posts (5xx, time-outs, resets) the oldest waiting event may have before it goes to the dead shelf (default ${FORWARD_POLICY.retries})`);
+  if (ordered === null) delete next.ordered;
+  else if (ordered !== undefined && typeof ordered !== "boolean") throw invalid("ordered must be true (events are posted one at a time, in order: the default) or false (their order does not matter: several are posted at once)");
+  else if (ordered !== undefined) next.ordered = ordered;
+  return next;
+}
+
 function secretOf(kind: SourceKind, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") throw invalid("secret must be a string");
@@ -130,10 +173,10 @@ function secretOf(kind: SourceKind, value: unknown): string | null {
   return value;
 }
 
-/** A request to add a source: {name, kind, secret?, subpath?, forward?, allow_public_target?}. */
+/** A request to add a source: {name, kind, secret?, subpath?, forward?, allow_public_target?, timeout_sec?, retries?, ordered?}. */
 export function parseNewSource(body: unknown): NewSource {
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?, "forward"?, "allow_public_target"?}');
-  onlyFields(body, ["name", "kind", "secret", "subpath", "forward", "allow_public_target"]);
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?}');
+  onlyFields(body, ["name", "kind", "secret", "subpath", "forward", "allow_public_target", ...POLICY_FIELDS]);
   if (typeof body.name !== "string") throw invalid("name is required: the source's name, as in its URL …/sources/{name}");
   const name = checkSourceName(body.name);
   const kind = body.kind as SourceKind;
@@ -143,14 +186,14 @@ export function parseNewSource(body: unknown): NewSource {
     throw invalid(kind === "stripe" ? "a Stripe source needs the endpoint's signing secret (whsec_…): add the endpoint in Stripe first, then give its secret" : "a Slack source needs the app's Signing Secret (Basic Information → App Credentials)");
   }
   const subpath = body.subpath === undefined ? `sources/${name}` : subpathOf(body.subpath);
-  return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null };
+  return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null, policy: policyOf(body, {}) ?? {} };
 }
 
-/** A request to change a source: {rotate?, secret?, grace_sec?, subpath?, forward?, allow_public_target?}. */
-export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kind" | "forward">): SourceChange {
+/** A request to change a source: {rotate?, secret?, grace_sec?, subpath?, forward?, allow_public_target?, timeout_sec?, retries?, ordered?}. */
+export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kind" | "forward" | "policy">): SourceChange {
   const kind = source.kind;
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?, "forward"?, "allow_public_target"?}');
-  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath", "forward", "allow_public_target"]);
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?}');
+  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath", "forward", "allow_public_target", ...POLICY_FIELDS]);
   if (body.rotate !== undefined && typeof body.rotate !== "boolean") throw invalid("rotate must be true or false");
   const secret = secretOf(kind, body.secret);
   const rotate = body.rotate === true || secret !== null;
@@ -160,10 +203,11 @@ export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kin
   if (rotate && secret === null && (kind === "stripe" || kind === "slack")) throw invalid(`rotating a ${kind} source needs the new secret the provider shows: give it as secret`);
   const subpath = body.subpath === undefined ? null : subpathOf(body.subpath);
   const forward = forwardOf(body, source.forward);
-  if (!rotate && subpath === null && forward === undefined) {
-    throw invalid("nothing to change: give rotate: true, a new secret, a subpath, or forward (a URL, or null for the gateway)");
+  const policy = policyOf(body, source.policy ?? {});
+  if (!rotate && subpath === null && forward === undefined && policy === undefined) {
+    throw invalid("nothing to change: give rotate: true, a new secret, a subpath, forward (a URL, or null for the gateway), timeout_sec, retries or ordered");
   }
-  return { rotate, secret, graceSec: grace, subpath, forward };
+  return { rotate, secret, graceSec: grace, subpath, forward, policy };
 }
 
 export type SourceRefusal = NonNullable<SourceView["last_refusal"]>;
@@ -183,5 +227,8 @@ export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number
     last_refusal: refusal,
     forward: source.forward?.url ?? null,
     allow_public_target: source.forward?.allow_public ?? false,
+    timeout_sec: source.policy?.timeout_sec ?? FORWARD_POLICY.timeoutSec,
+    retries: source.policy?.retries ?? FORWARD_POLICY.retries,
+    ordered: source.policy?.ordered ?? true,
   };
 }

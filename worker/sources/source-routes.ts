@@ -1,10 +1,14 @@
 // HTTP for webhook sources: the owner's signed calls to add, list, change and remove them, and the
 // public URL each provider posts to (…/sources/{name}; a token source …/sources/{name}/{secret}, with any
 // sub-path and query after it, and PUT, PATCH, DELETE too when it has a forward target).
-// Mounted by inbox-routes.ts; covered by test/worker/sources-*.test.ts (tails and methods: sources-forward-routes.test.ts).
+// A change of a source's target or policy (or its removal) makes a lanes agent abandon the source's events
+// it holds, and sends them again with the new `forward`. Mounted by inbox-routes.ts; covered by
+// test/worker/sources-*.test.ts (tails and methods: sources-forward-routes.test.ts) and websocket-lanes.test.ts.
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { FORWARD_METHODS, RelayError } from "../../protocol/index.ts";
+import { FORWARD_METHODS, RelayError, sourceLane } from "../../protocol/index.ts";
+import type { AbandonFrame } from "../../protocol/index.ts";
+import type { Abandoned } from "../delivery/socket-session.ts";
 import type { IntakeContext } from "../intake/intake-context.ts";
 import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { requireOwner } from "../access/request-auth.ts";
@@ -20,6 +24,8 @@ import { verifySourceRequest } from "./source-verify.ts";
 export interface SourceHost extends OwnedInbox {
   readonly sources: SourceBook;
   intake(nowMs?: number): IntakeContext;
+  /** A lanes agent stops posting what it holds of a lane (inbox.ts): sent again with the source's new target. */
+  abandon(which: Abandoned, reason: AbandonFrame["reason"]): void;
 }
 
 const REQUEST_BODY_LIMIT = 16 * 1024;
@@ -68,13 +74,20 @@ export function sourceRoutes(host: SourceHost): Hono {
     const { agentId, json } = await ownerBody(c);
     const source = host.sources.get(c.req.param("name"));
     if (!source) throw notFound(c.req.param("name"));
-    return answer(c, agentId, await host.sources.change(source, parseSourceChange(json, source), Date.now()), 200);
+    const change = parseSourceChange(json, source);
+    const made = await host.sources.change(source, change, Date.now());
+    // What a lanes agent holds of the source was sent with the old target or policy: it goes again with the new.
+    if (change.forward !== undefined || change.policy !== undefined) host.abandon({ lane: sourceLane(source.name) }, "retargeted");
+    return answer(c, agentId, made, 200);
   });
 
   app.delete("/inbox/:agent_id/sources/:name", async (c) => {
     await requireOwner(host, c.req.raw, { spendNonce: true });
     const name = c.req.param("name");
+    const had = host.sources.forwardTarget(name);
     if (!host.sources.remove(name)) throw notFound(name);
+    // Its events go to the gateway from now on: a lanes agent posting them to the old target stops.
+    if (had) host.abandon({ lane: sourceLane(name) }, "retargeted");
     // Events it already delivered into the queue stay: they are data, listed and replayed like any.
     return c.json({ removed: name });
   });

@@ -1,11 +1,13 @@
 // The inbox's SQLite below the queue: the statement runner that counts the rows every statement writes
-// (so tests and the benchmark can report writes per message), the schema migration, and the records
-// kept beside the messages — the hub link's state, dedup records, nonces and the receipt outbox — with
-// their sweep and the alarm's next due time. InboxStore (inbox-store.ts) adds the config and the queue.
+// and reads (so tests and the benchmark can report writes per message and reads per send), the schema
+// migration, the config, and the records kept beside the messages — the hub link's state, dedup records,
+// nonces and the receipt outbox — with their sweep and the alarm's next due time. InboxStore
+// (inbox-store.ts) adds the queue.
 // Covered by test/worker/storage.test.ts and test/worker/receipts.test.ts.
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { EMPTY_HUB_STATE } from "../hub/hub-settings.ts";
 import type { HubState } from "../hub/hub-settings.ts";
+import type { InboxConfig } from "../inbox-config.ts";
 
 export type Row = Record<string, SqlStorageValue>;
 
@@ -30,6 +32,8 @@ function targetOf(row: Row): ReceiptTarget {
 export class InboxRecords {
   /** Rows written by this instance since it was created (SQLite's own count, indexes included). */
   rowsWritten = 0;
+  /** Rows read by this instance's statements since it was created (SQLite's count: what the benchmark's "rows read per send" divides). */
+  rowsRead = 0;
   private hubState: HubState | null = null;
 
   protected readonly sql: SqlStorage;
@@ -43,6 +47,7 @@ export class InboxRecords {
     const cursor = this.sql.exec(query, ...params);
     const rows = cursor.toArray();
     this.rowsWritten += cursor.rowsWritten;
+    this.rowsRead += cursor.rowsRead;
     return rows;
   }
 
@@ -60,6 +65,17 @@ export class InboxRecords {
     if (current < SCHEMA_VERSION) {
       this.sql.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)`, String(SCHEMA_VERSION));
     }
+  }
+
+  // --- config -------------------------------------------------------------------------------
+
+  loadConfig(): InboxConfig | null {
+    const row = this.exec(`SELECT json FROM config WHERE id = 1`)[0];
+    return row ? (JSON.parse(String(row.json)) as InboxConfig) : null;
+  }
+
+  saveConfig(config: InboxConfig): void {
+    this.exec(`INSERT OR REPLACE INTO config (id, json) VALUES (1, ?)`, JSON.stringify(config));
   }
 
   // --- hub link state (hub/hub-settings.ts, written by the hub link) -------------------------------

@@ -1,10 +1,16 @@
 // All SQLite access of one inbox. The Durable Object (inbox.ts) decides; this module stores: the
-// config and the queue here, the records beside it (dedup, nonces, outbox, hub state) and the row
-// counting in inbox-records.ts.
-import type { InboxConfig } from "../inbox-config.ts";
+// queue here, each lane's queued ids in memory (lane-index.ts, kept in step by every write
+// below), the config and the records beside it (dedup, nonces, outbox, hub state) and the row counting in
+// inbox-records.ts. What the connected agent holds (`InFlight`, in-flight.ts) is an older agent's range or
+// a lanes agent's id set. Covered by test/worker/storage.test.ts, test/worker/queue.test.ts and
+// test/worker/websocket-lanes.test.ts.
+import { inFlightSql, seqInFlightSql } from "./in-flight.ts";
+import type { InFlight } from "./in-flight.ts";
 import { InboxRecords } from "./inbox-records.ts";
 import type { Row } from "./inbox-records.ts";
-import type { DeadLetter, InFlight, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
+import { LaneIndex } from "./lane-index.ts";
+import { messageLane } from "./message-lane.ts";
+import type { DeadLetter, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
@@ -22,6 +28,8 @@ export class InboxStore extends InboxRecords {
   private maxSeq = 0;
   private count = 0;
   private bytes = 0;
+  /** Built when first needed (lanes()), then kept in step by every write here. */
+  private index: LaneIndex | null = null;
 
   constructor(sql: SqlStorage) {
     super(sql);
@@ -32,17 +40,6 @@ export class InboxStore extends InboxRecords {
     this.maxSeq = Math.max(Number(stats.m), Number(floor?.value ?? 0));
   }
 
-  // --- config -------------------------------------------------------------------------------
-
-  loadConfig(): InboxConfig | null {
-    const row = this.exec(`SELECT json FROM config WHERE id = 1`)[0];
-    return row ? (JSON.parse(String(row.json)) as InboxConfig) : null;
-  }
-
-  saveConfig(config: InboxConfig): void {
-    this.exec(`INSERT OR REPLACE INTO config (id, json) VALUES (1, ?)`, JSON.stringify(config));
-  }
-
   // --- queue --------------------------------------------------------------------------------
 
   /** Everything stored (queued and dead: both count against the inbox's capacity). */
@@ -50,17 +47,57 @@ export class InboxStore extends InboxRecords {
     return { count: this.count, bytes: this.bytes, lastSeq: this.maxSeq };
   }
 
+  // --- lanes --------------------------------------------------------------------------------
+
+  /**
+   * Each lane's queued ids: one scan of the queue the first time (a row stored before schema 7 gets its
+   * lane computed and written back then), memory after that.
+   */
+  lanes(): LaneIndex {
+    if (this.index) return this.index;
+    const index = new LaneIndex();
+    for (const row of this.exec(`SELECT seq, lane, received_at FROM messages WHERE state = 'queued' ORDER BY seq`)) {
+      const seq = Number(row.seq);
+      index.add(seq, row.lane === null ? this.fillLane(seq) : String(row.lane), Number(row.received_at));
+    }
+    this.index = index;
+    return index;
+  }
+
+  /** The lane of a row stored without one (before schema 7), written back so it is computed once. */
+  private fillLane(seq: number): string {
+    const row = this.find(seq)!;
+    const lane = messageLane({ ...row, body: new Uint8Array(row.body) });
+    this.exec(`UPDATE messages SET lane = ? WHERE seq = ?`, lane, seq);
+    return lane;
+  }
+
+  /**
+   * Messages an older agent set aside (dead, reason "set aside: …") go back to queued in place, keeping
+   * their id and attempts, marked restored; their expiry stays the shelf's. Returns how many.
+   */
+  restoreSetAside(): number {
+    const rows = this.exec(
+      `UPDATE messages SET state = 'queued', restored = 1, reason = NULL, dead_at = NULL, last_status = NULL
+       WHERE state = 'dead' AND reason LIKE 'set aside:%' RETURNING seq, lane, received_at`,
+    );
+    for (const row of rows) this.index?.add(Number(row.seq), row.lane === null ? this.fillLane(Number(row.seq)) : String(row.lane), Number(row.received_at));
+    return rows.length;
+  }
+
   insertMessage(m: NewMessage): number {
     const seq = this.maxSeq + 1;
+    const lane = messageLane(m);
     this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, lane)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       seq, m.kind, m.subpath, m.content_type, toArrayBuffer(m.body), m.body.byteLength, m.received_at, m.expires_at,
-      m.sender, m.msg_id, m.env_type, m.headers ?? null, m.request ?? null,
+      m.sender, m.msg_id, m.env_type, m.headers ?? null, m.request ?? null, lane,
     );
     this.maxSeq = seq;
     this.count += 1;
     this.bytes += storedBytes(m);
+    this.index?.add(seq, lane, m.received_at);
     return seq;
   }
 
@@ -74,16 +111,21 @@ export class InboxStore extends InboxRecords {
     const first = this.maxSeq + 1;
     const dedup = receipts.map((r, i) => [r.sender, r.msg_id, r.fingerprint, JSON.stringify({ queued: true, id: first + i }), r.dedup_until]);
     this.exec(`INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`, JSON.stringify(dedup));
-    const messages = receipts.map((r, i) => [first + i, r.json, r.size, r.received_at, r.expires_at, r.sender, r.msg_id, r.env_type]);
+    const encoder = new TextEncoder();
+    const lanes = receipts.map((r) => messageLane({ kind: "envelope", subpath: null, content_type: "application/json", sender: r.sender, body: encoder.encode(r.json) }));
+    const messages = receipts.map((r, i) => [first + i, r.json, r.size, r.received_at, r.expires_at, r.sender, r.msg_id, r.env_type, lanes[i]]);
     this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type)
-       SELECT value ->> 0, 'envelope', NULL, 'application/json', CAST(value ->> 1 AS BLOB), value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, lane)
+       SELECT value ->> 0, 'envelope', NULL, 'application/json', CAST(value ->> 1 AS BLOB), value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8
        FROM json_each(?)`,
       JSON.stringify(messages),
     );
     this.maxSeq = first + receipts.length - 1;
     this.count += receipts.length;
-    for (const r of receipts) this.bytes += r.size;
+    receipts.forEach((r, i) => {
+      this.bytes += r.size;
+      this.index?.add(first + i, lanes[i]!, r.received_at);
+    });
   }
 
   /** Queued messages after `after`, in id order (what a consumer is sent next). */
@@ -91,8 +133,9 @@ export class InboxStore extends InboxRecords {
     return this.exec(`SELECT * FROM messages WHERE seq > ? AND state = 'queued' ORDER BY seq LIMIT ?`, after, limit) as unknown as StoredMessage[];
   }
 
-  countQueuedUpTo(seq: number): number {
-    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq <= ? AND state = 'queued'`, seq).n);
+  /** Queued messages in (from, upTo], an older agent's socket's: restored ones below its cursor were never sent to it. */
+  countQueuedIn(from: number, upTo: number): number {
+    return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq > ? AND seq <= ? AND state = 'queued'`, from, upTo).n);
   }
 
   find(seq: number): StoredMessage | null {
@@ -101,28 +144,32 @@ export class InboxStore extends InboxRecords {
 
   /**
    * Messages after `after`, without bodies, in id order. `state` filters by what is stored; "sent" and
-   * "queued" are the stored queued rows inside and outside the connected agent's in-flight range.
+   * "queued" are the stored queued rows in and out of what the connected agent holds.
    */
   list(after: number, limit: number, state: "queued" | "sent" | "dead" | "all", inFlight: InFlight | null): MessageMeta[] {
-    const columns = `seq, kind, subpath, content_type, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of`;
-    const range = [inFlight?.from ?? 0, inFlight?.upTo ?? 0];
+    const columns = `seq, kind, subpath, content_type, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of, lane, restored`;
+    const [held, heldParams] = inFlightSql(inFlight);
     const [where, params] =
       state === "all" ? ["", []]
       : state === "dead" ? ["AND state = 'dead'", []]
-      : [`AND state = 'queued' AND ${state === "sent" ? "" : "NOT "}(seq > ? AND seq <= ?)`, range];
-    return this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ${where} ORDER BY seq LIMIT ?`, after, ...params, limit) as unknown as MessageMeta[];
+      : [`AND state = 'queued' AND ${state === "sent" ? "" : "NOT "}${held}`, heldParams];
+    const rows = this.exec(`SELECT ${columns} FROM messages WHERE seq > ? ${where} ORDER BY seq LIMIT ?`, after, ...params, limit) as unknown as MessageMeta[];
+    // Rows stored before schema 7 get their lanes now.
+    for (const row of rows) row.lane ??= this.fillLane(row.seq);
+    return rows;
   }
 
   /** Counts by state and the oldest waiting message (one aggregate read, no writes). */
   summary(inFlight: InFlight | null): { queued: number; sent: number; dead: number; oldestWaitingAt: number | null } {
+    const [held, heldParams] = inFlightSql(inFlight);
     const row = this.one(
       `SELECT
          coalesce(sum(state = 'queued'), 0) AS queued,
          coalesce(sum(state = 'dead'), 0) AS dead,
-         coalesce(sum(state = 'queued' AND seq > ? AND seq <= ?), 0) AS sent,
+         coalesce(sum(state = 'queued' AND ${held}), 0) AS sent,
          min(CASE WHEN state = 'queued' THEN received_at END) AS oldest
        FROM messages`,
-      inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+      ...heldParams,
     );
     const sent = Number(row.sent);
     return { queued: Number(row.queued) - sent, sent, dead: Number(row.dead), oldestWaitingAt: row.oldest === null ? null : Number(row.oldest) };
@@ -130,16 +177,17 @@ export class InboxStore extends InboxRecords {
 
   /**
    * Deletes acknowledged (queued) messages: one id in flight on a socket (0 when it is not), or every
-   * id up to and including `upTo` (a consumer's cursor). Dead ones stay.
+   * id up to and including `upTo` (a consumer's cursor) but restored ones: an older agent's cursor passed
+   * them while they were set aside, so only their own ack ends them. Dead ones stay.
    */
   acknowledge(range: { id: number; inFlight: InFlight } | { upTo: number }): number {
-    const rows =
-      "id" in range
-        ? this.exec(
-            `DELETE FROM messages WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq, ${STORED_BYTES} AS bytes`,
-            range.id, range.inFlight.from, range.inFlight.upTo,
-          )
-        : this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' RETURNING seq, ${STORED_BYTES} AS bytes`, range.upTo);
+    let rows: Row[];
+    if ("id" in range) {
+      const [held, heldParams] = seqInFlightSql(range.inFlight, range.id);
+      rows = this.exec(`DELETE FROM messages WHERE seq = ? AND state = 'queued' AND ${held} RETURNING seq, ${STORED_BYTES} AS bytes`, range.id, ...heldParams);
+    } else {
+      rows = this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' AND restored = 0 RETURNING seq, ${STORED_BYTES} AS bytes`, range.upTo);
+    }
     this.forget(rows);
     return rows.length;
   }
@@ -149,12 +197,15 @@ export class InboxStore extends InboxRecords {
    * The agent's attempts add to those a replay carried over: the shelf counts every post of the message.
    */
   markDead(seq: number, dead: DeadLetter, inFlight: InFlight): boolean {
+    const [held, heldParams] = seqInFlightSql(inFlight, seq);
     const rows = this.exec(
       `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = attempts + ?, dead_at = ?, expires_at = ?
-       WHERE seq = ? AND state = 'queued' AND seq > ? AND seq <= ? RETURNING seq`,
-      dead.reason, dead.status, dead.attempts, dead.nowMs, dead.keepUntil, seq, inFlight.from, inFlight.upTo,
+       WHERE seq = ? AND state = 'queued' AND ${held} RETURNING seq`,
+      dead.reason, dead.status, dead.attempts, dead.nowMs, dead.keepUntil, seq, ...heldParams,
     );
-    return rows.length === 1;
+    if (rows.length === 0) return false;
+    this.index?.remove(seq);
+    return true;
   }
 
   /** Stores a message that is dead on arrival (a record pulled from the hub that failed the relay's checks). */
@@ -164,6 +215,7 @@ export class InboxStore extends InboxRecords {
       `UPDATE messages SET state = 'dead', reason = ?, last_status = ?, attempts = ?, dead_at = ? WHERE seq = ?`,
       dead.reason, dead.status, dead.attempts, dead.nowMs, seq,
     );
+    this.index?.remove(seq);
     return seq;
   }
 
@@ -174,14 +226,16 @@ export class InboxStore extends InboxRecords {
   replay(seq: number, expiresAt: number): number | null {
     const next = this.maxSeq + 1;
     const rows = this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, attempts, replay_of)
-       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, request, attempts, seq
-       FROM messages WHERE seq = ? AND state = 'dead' RETURNING seq`,
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, attempts, replay_of, lane)
+       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, request, attempts, seq, lane
+       FROM messages WHERE seq = ? AND state = 'dead' RETURNING seq, lane, received_at`,
       next, expiresAt, seq,
     );
-    if (rows.length === 0) return null;
+    const row = rows[0];
+    if (!row) return null;
     this.maxSeq = next;
     this.exec(`DELETE FROM messages WHERE seq = ?`, seq);
+    this.index?.add(next, row.lane === null ? this.fillLane(next) : String(row.lane), Number(row.received_at));
     return next;
   }
 
@@ -196,9 +250,10 @@ export class InboxStore extends InboxRecords {
    * is none.
    */
   drop(seq: number, inFlight: InFlight | null): "queued" | "dead" | "in_flight" | null {
+    const [held, heldParams] = inFlightSql(inFlight);
     const rows = this.exec(
-      `DELETE FROM messages WHERE seq = ? AND NOT (state = 'queued' AND seq > ? AND seq <= ?) RETURNING seq, ${STORED_BYTES} AS bytes, state`,
-      seq, inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+      `DELETE FROM messages WHERE seq = ? AND NOT (state = 'queued' AND ${held}) RETURNING seq, ${STORED_BYTES} AS bytes, state`,
+      seq, ...heldParams,
     );
     this.forget(rows);
     const state = rows[0]?.state as "queued" | "dead" | undefined;
@@ -213,20 +268,25 @@ export class InboxStore extends InboxRecords {
    */
   expireMessages(nowMs: number, keepDeadUntil: number, inFlight: InFlight | null): Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[] {
     this.forget(this.exec(`DELETE FROM messages WHERE state = 'dead' AND expires_at <= ? RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));
+    const [held, heldParams] = inFlightSql(inFlight);
     const rows = this.exec(
       `UPDATE messages SET state = 'dead', dead_at = ?, expires_at = ?,
          reason = 'ttl_expired: not delivered before its TTL ended (was the local agent offline?); replay it to deliver it now'
-       WHERE state = 'queued' AND expires_at <= ? AND NOT (seq > ? AND seq <= ?)
+       WHERE state = 'queued' AND expires_at <= ? AND NOT ${held}
        RETURNING seq, sender, msg_id, env_type`,
-      nowMs, keepDeadUntil, nowMs, inFlight?.from ?? 0, inFlight?.upTo ?? 0,
+      nowMs, keepDeadUntil, nowMs, ...heldParams,
     );
+    for (const row of rows) this.index?.remove(Number(row.seq));
     return rows as unknown as Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[];
   }
 
   private forget(deleted: Row[]): void {
     if (deleted.length === 0) return;
     this.count -= deleted.length;
-    for (const row of deleted) this.bytes -= Number(row.bytes);
+    for (const row of deleted) {
+      this.bytes -= Number(row.bytes);
+      this.index?.remove(Number(row.seq));
+    }
     // Ids must never be reused, or a consumer's resume cursor (and the agent's delivery journal) would
     // skip new messages. SQLite picks max(rowid)+1, so deleting the newest row would hand its id out
     // again after a restart: remember the floor whenever the newest row goes.

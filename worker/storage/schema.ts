@@ -1,7 +1,9 @@
 // The inbox's SQLite schema, versioned: a version row in `meta`, DDL applied only when the code's
 // version is newer than the stored one. Append migrations; never edit a shipped one.
 // No secondary indexes: on the free plan every index entry is a billed row write (docs/operations.md),
-// and the tables scanned by the alarm stay small (acknowledged messages are deleted).
+// and the tables scanned by the alarm stay small (acknowledged messages are deleted). A message's lane
+// needs none either: the lanes' queued ids are held in memory (lane-index.ts), built by one scan per life
+// of the object, and every send reads its row by primary key.
 
 export const MIGRATIONS: readonly string[][] = [
   [
@@ -75,6 +77,14 @@ export const MIGRATIONS: readonly string[][] = [
     `ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'relay'`,
     `UPDATE outbox SET kind = 'hub', target = substr(target, 5) WHERE substr(target, 1, 4) = 'hub:'`,
     `UPDATE outbox SET target = substr(target, 7) WHERE substr(target, 1, 6) = 'relay:'`,
+  ],
+  // 7: lanes (protocol/lanes.ts). `lane` is decided at intake (message-lane.ts); rows stored before have
+  // NULL, computed from the row when first needed and written back. `restored` marks a message an older
+  // agent had set aside to the dead shelf and a lanes agent's connection put back: no `after` cursor
+  // deletes it (its id is below any such cursor), only its own ack.
+  [
+    `ALTER TABLE messages ADD COLUMN lane TEXT`,
+    `ALTER TABLE messages ADD COLUMN restored INTEGER NOT NULL DEFAULT 0`,
   ],
 ];
 

@@ -1,6 +1,6 @@
 // The shapes of an inbox's stored messages: a row of the queue, what intake and sibling receipts
-// hand in to store, a listing's row, the range the connected agent holds and a dead letter's reason.
-// Types only; used by inbox-store.ts and the modules that read or write messages through it.
+// hand in to store, a listing's row and a dead letter's reason (what the connected agent holds:
+// in-flight.ts). Types only; used by inbox-store.ts and the modules that read or write messages through it.
 
 export interface StoredMessage {
   seq: number;
@@ -24,6 +24,10 @@ export interface StoredMessage {
   headers: string | null;
   /** A source event's request (protocol/forward.ts StoredRequest) as JSON; null otherwise, or stored before schema 5. */
   request: string | null;
+  /** Its lane (protocol/lanes.ts, message-lane.ts); null when stored before schema 7 and not yet computed. */
+  lane: string | null;
+  /** 1 when an older agent had set it aside and a lanes agent's connection put it back (schema 7). */
+  restored: 0 | 1;
 }
 
 export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "received_at" | "expires_at" | "sender" | "msg_id" | "env_type"> & {
@@ -48,12 +52,6 @@ export interface NewReceipt {
 
 /** A stored message without its body (listings). */
 export type MessageMeta = Omit<StoredMessage, "body" | "headers" | "request">;
-
-/** Messages in flight on the connected agent's socket: ids in (from, upTo] that are still queued. */
-export interface InFlight {
-  from: number;
-  upTo: number;
-}
 
 export interface DeadLetter {
   reason: string;

@@ -20,6 +20,8 @@ export interface CloseInfo {
 export interface AuthOptions {
   after?: number;
   window?: number;
+  /** What the agent speaks beyond the first protocol (protocol/lanes.ts), e.g. ["lanes"]. */
+  features?: string[];
 }
 
 /** How long a wait for a frame may take before it fails saying what it waited for (a loaded machine is slow). */
