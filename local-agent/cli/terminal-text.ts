@@ -16,8 +16,18 @@ export function terminalSafe(text: string): string {
   });
 }
 
-/** `text` made safe, then cut to `max` code points with "…" as the last when longer. */
+/** `text` made safe, then cut to `max` code points with "…" as the last when longer; an escape is never cut in two. */
 export function terminalCut(text: string, max: number): string {
-  const points = Array.from(terminalSafe(text));
-  return points.length <= max ? points.join("") : `${points.slice(0, Math.max(0, max - 1)).join("")}…`;
+  const safe = terminalSafe(text);
+  if (Array.from(safe).length <= max) return safe;
+  let kept = "";
+  let width = 0;
+  for (const point of text) {
+    const shown = terminalSafe(point);
+    const shownWidth = Array.from(shown).length;
+    if (width + shownWidth > max - 1) break;
+    kept += shown;
+    width += shownWidth;
+  }
+  return `${kept}…`;
 }
