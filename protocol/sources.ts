@@ -26,11 +26,11 @@ export interface SourceView {
   forward: string | null;
   /** The owner allowed `forward` outside loopback and private networks. */
   allow_public_target: boolean;
-  /** Its forward policy (protocol/lanes.ts FORWARD_POLICY when not set): a post's time limit, in seconds; absent from an older relay. */
+  /** A post's time limit in seconds, as it applies (lanes.ts FORWARD_POLICY by default); absent from an older relay. */
   timeout_sec?: number;
-  /** How many answered failures its head may have before it goes to the dead shelf; absent from an older relay. */
+  /** The head's retry budget, as it applies; absent from an older relay. */
   retries?: number;
-  /** False when its events' order does not matter (posted several at once); absent from an older relay. */
+  /** Whether its events are posted one at a time in order (true by default); absent from an older relay. */
   ordered?: boolean;
 }
 
