@@ -6,7 +6,7 @@ import type { Values } from "./cli-args.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { SOURCE_KINDS } from "../../protocol/index.ts";
 import type { SourceKind } from "../../protocol/index.ts";
-import { addSource, changeSource, listSources, removeSource, rotateSource, sourceAddedText, sourceSetText, sourcesTable } from "../relay/sources.ts";
+import { addSource, changeSource, listSources, policyKeptText, removeSource, rotateSource, sourceAddedText, sourceSetText, sourcesTable } from "../relay/sources.ts";
 import type { SourceTarget } from "../relay/sources.ts";
 import { checkedTarget, policyFlags } from "./forward-flags.ts";
 
@@ -72,7 +72,8 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
       ...(target ? { target } : {}),
       ...(policy ? { policy } : {}),
     });
-    return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "added");
+    if (asJson) return JSON.stringify(answer, null, 2);
+    return `${sourceAddedText(answer, "added")}${policy && answer.source.forward === null ? `\n${policyKeptText(answer.source)}` : ""}`;
   }
   if (command.action === "set") {
     const target = await targetOf(values);

@@ -142,13 +142,19 @@ export function targetSetText(answer: SourceAnswer): string {
   return `source "${s.name}": its events go to ${destination(s)} from now on, those waiting at the relay included`;
 }
 
+/** Said of a policy set on a source whose events go to the gateway: it is kept, and used once they go to an app. */
+export function policyKeptText(s: SourceView): string {
+  return `source "${s.name}": its forward policy is kept for when its events go to a local app (clawrelay sources set ${s.name} --forward URL); the gateway's own retries apply meanwhile`;
+}
+
 /** What `sources set` changed: the target's line as before when it named one, the policy's line when it named one. */
 export function sourceSetText(answer: SourceAnswer, changed: { target: boolean; policy: boolean }): string {
   const s = answer.source;
   const policy = policyText(s);
   return [
     ...(changed.target ? [targetSetText(answer)] : []),
-    ...(changed.policy ? [policy === null ? `source "${s.name}": the relay did not report a forward policy (an older relay keeps none)` : `source "${s.name}": ${policy} — from now on, those waiting at the relay included`] : []),
+    ...(changed.policy && s.forward === null ? [policyKeptText(s)] : []),
+    ...(changed.policy && s.forward !== null ? [policy === null ? `source "${s.name}": the relay did not report a forward policy (an older relay keeps none)` : `source "${s.name}": ${policy} — from now on, those waiting at the relay included`] : []),
   ].join("\n");
 }
 

@@ -119,6 +119,14 @@ describe("clawrelay sources add|set with a policy", () => {
     ]);
   });
 
+  it("a policy given to a source whose events go to the gateway is said to be kept for when they go to an app", async () => {
+    const relay = await standInRelay(view({ forward: null }));
+    const kept = 'source "stripe": its forward policy is kept for when its events go to a local app (clawrelay sources set stripe --forward URL); the gateway\'s own retries apply meanwhile';
+    expect((await run(relay.url, "add", { kind: "stripe", retries: "2" })).split("\n").at(-1)).toBe(kept);
+    expect(await run(relay.url, "set", { gateway: true, retries: "2" })).toBe(`source "stripe": its events go to the gateway's hooks path + /sources/stripe from now on, those waiting at the relay included\n${kept}`);
+    expect(await run(relay.url, "add", { kind: "stripe" })).not.toContain("forward policy");
+  });
+
   it("set with neither a target nor a policy, or a bad value, is refused before the relay is asked", async () => {
     const relay = await standInRelay(view());
     await expect(run(relay.url, "set", {})).rejects.toThrow("sources set needs --forward URL (a local app) or --gateway, or how its events are posted: --timeout SECONDS, --retries N, --ordered or --unordered");
