@@ -1,8 +1,9 @@
 // How forward targets are reported: `clawrelay status` prints one line per forwarding source (its target,
 // the app's last answer and its age, how long it has been refusing connections or failing, its head's
-// failures of the retry budget and its next try; nothing of set-aside events any more), and `clawrelay doctor` asks the running agent (found through run.json, as
-// `status` finds it) and WARNs of a target failing for more than a minute, naming it, since when, the last
-// error and the fixes. The no-gateway line of `status` too.
+// failures of the retry budget and its next try; nothing of set-aside events any more), and `clawrelay
+// doctor` asks the running agent (found through run.json, as `status` finds it) and WARNs of a target
+// failing for more than a minute, naming it, since when, the last error and the fixes; of a failing head,
+// the retries spent and when it goes to the dead shelf. The no-gateway line of `status` too.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
