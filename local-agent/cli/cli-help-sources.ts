@@ -1,24 +1,38 @@
 // The help entries of `clawrelay sources …` and `clawrelay listen`: webhook senders verified at the relay,
 // and where their events go. Pure data; covered by test/node/cli-usage.e2e.test.ts.
+import { FORWARD_POLICY } from "../../protocol/index.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec } from "./cli-spec.ts";
 
 const sourceSecret = (about: string): FlagSpec => ({ name: "secret", value: "SECRET", about: `${about}; "-" reads it from stdin, out of the shell's history` });
 const forward: FlagSpec = { name: "forward", value: "URL", about: "post its events to this local app instead of the gateway: same method, body and headers (signatures included)" };
 const allowPublic: FlagSpec = { name: "allow-public-target", about: "allow a target outside loopback and private networks (the agent then posts to the internet for this source)" };
+/** How its events are posted to the app (the relay keeps them with the source; its waiting events follow a change). */
+const POLICY_FLAGS: FlagSpec[] = [
+  { name: "timeout", value: "SECONDS", about: `a post to the app with no answer within this fails (1-${FORWARD_POLICY.timeoutSecMax}; default ${FORWARD_POLICY.timeoutSec})` },
+  {
+    name: "retries",
+    value: "N",
+    about: `how many failed posts (5xx, 408, 429, a time-out, a reset) an event may have before it goes to the dead shelf and the next goes on (0-${FORWARD_POLICY.retriesMax}; default ${FORWARD_POLICY.retries}); an app not listening spends none: its events wait for it`,
+  },
+  { name: "ordered", about: "post its events one at a time, in the order they came (the default)" },
+  { name: "unordered", about: "its events' order does not matter: post several at once, which drains a backlog faster" },
+];
+const POLICY_USAGE = "[--timeout SECONDS] [--retries N] [--ordered|--unordered]";
 
 export const SOURCE_COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "sources add",
     summary: "give a webhook sender its own verified URL on the inbox",
-    usage: ["sources add NAME --kind github|stripe|slack|standard-webhooks|token [--secret SECRET|-] [--subpath PATH | --forward URL [--allow-public-target]] [--json]"],
+    usage: [`sources add NAME --kind github|stripe|slack|standard-webhooks|token [--secret SECRET|-] [--subpath PATH | --forward URL [--allow-public-target] ${POLICY_USAGE}] [--json]`],
     flags: [
       { name: "kind", value: "KIND", about: "how its requests are verified: github, stripe, slack, standard-webhooks (Svix, Resend, Clerk …) or token (a secret in the URL)" },
       sourceSecret("the provider's signing secret (required for stripe and slack; github and standard-webhooks get one made if left out; token always does)"),
       { name: "subpath", value: "PATH", about: "where under the gateway's hooks path its events go (default sources/NAME)" },
       forward,
       allowPublic,
+      ...POLICY_FLAGS,
       json("print the relay's answer as JSON"),
     ],
     positionals: 1,
@@ -33,21 +47,27 @@ export const SOURCE_COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "sources set",
-    summary: "where a source's events go: a local app (--forward URL) or the gateway (--gateway)",
-    usage: ["sources set NAME (--forward URL [--allow-public-target] | --gateway) [--json]"],
+    summary: "where a source's events go: a local app (--forward URL) or the gateway (--gateway); how they are posted to the app",
+    usage: [`sources set NAME (--forward URL [--allow-public-target] | --gateway) ${POLICY_USAGE} [--json]`, `sources set NAME ${POLICY_USAGE} [--json]`],
     flags: [
       forward,
       { name: "gateway", about: "post its events to the gateway's hooks again (under its sub-path)" },
       allowPublic,
+      ...POLICY_FLAGS,
       json("print the relay's answer as JSON"),
     ],
     positionals: 1,
-    examples: ["clawrelay sources set stripe --forward http://127.0.0.1:3000/webhooks/stripe", "clawrelay sources set stripe --gateway"],
+    examples: [
+      "clawrelay sources set stripe --forward http://127.0.0.1:3000/webhooks/stripe",
+      "clawrelay sources set stripe --gateway",
+      "clawrelay sources set stripe --timeout 10 --retries 3",
+      "clawrelay sources set zapier --unordered",
+    ],
   },
   {
     kind: "command",
     name: "sources list",
-    summary: "the inbox's sources: kind, where their events go, URL and the last refused request",
+    summary: "the inbox's sources: kind, where their events go (and how: time-out, retries, order), URL and the last refused request",
     usage: ["sources list [--json]"],
     flags: [json("print the sources as JSON")],
     positionals: 0,

@@ -10,7 +10,7 @@ import { AgentError } from "../errors.ts";
 import { UsageError } from "./cli-args.ts";
 import { checkedTarget } from "./forward-flags.ts";
 import type { InboxAccess } from "../relay/messages.ts";
-import { addSource, listSources, rotateSource, setSourceTarget } from "../relay/sources.ts";
+import { addSource, changeSource, listSources, rotateSource } from "../relay/sources.ts";
 import type { SourceAnswer, SourceTarget } from "../relay/sources.ts";
 
 export interface ListenInput {
@@ -78,7 +78,7 @@ export async function listen(access: InboxAccess, home: string, input: ListenInp
   } else if (existing.kind !== "token") {
     throw new AgentError("source_exists", `the inbox's source "${name}" is a ${existing.kind} source; listen makes token sources: give another --name, or forward that one with clawrelay sources set ${name} --forward ${target.forward}`);
   } else {
-    if (existing.forward !== target.forward || existing.allow_public_target !== target.allowPublic) await setSourceTarget(access, name, target);
+    if (existing.forward !== target.forward || existing.allow_public_target !== target.allowPublic) await changeSource(access, name, { target });
     if (kept[key]) {
       how = "reused";
     } else {

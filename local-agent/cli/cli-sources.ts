@@ -1,14 +1,14 @@
 // The `clawrelay sources` commands: flags to a call of sources.ts, its answer to text (or JSON). cli.ts
 // hands over the parsed flags, the inbox and how to read a secret from stdin, and prints what this
-// returns. Covered by test/node/sources.e2e.test.ts.
+// returns. Covered by test/node/sources.e2e.test.ts and source-policy.test.ts.
 import { UsageError } from "./cli-args.ts";
 import type { Values } from "./cli-args.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { SOURCE_KINDS } from "../../protocol/index.ts";
 import type { SourceKind } from "../../protocol/index.ts";
-import { addSource, listSources, removeSource, rotateSource, setSourceTarget, sourceAddedText, sourcesTable, targetSetText } from "../relay/sources.ts";
+import { addSource, changeSource, listSources, policyKeptText, removeSource, rotateSource, sourceAddedText, sourceSetText, sourcesTable } from "../relay/sources.ts";
 import type { SourceTarget } from "../relay/sources.ts";
-import { checkedTarget } from "./forward-flags.ts";
+import { checkedTarget, policyFlags } from "./forward-flags.ts";
 
 export type SourcesAction = "add" | "set" | "list" | "rotate" | "remove";
 
@@ -25,7 +25,7 @@ export interface SourcesCommand {
 const text = (values: Values, name: string): string | undefined => (typeof values[name] === "string" ? (values[name] as string) : undefined);
 
 /** --forward URL [--allow-public-target], or for `set` --gateway; undefined when none is given. */
-async function targetOf(values: Values, action: SourcesAction): Promise<SourceTarget | undefined> {
+async function targetOf(values: Values): Promise<SourceTarget | undefined> {
   const forward = text(values, "forward");
   const allowPublic = values["allow-public-target"] === true;
   if (values.gateway === true) {
@@ -34,7 +34,6 @@ async function targetOf(values: Values, action: SourcesAction): Promise<SourceTa
   }
   if (forward === undefined) {
     if (allowPublic) throw new UsageError("--allow-public-target goes with --forward URL");
-    if (action === "set") throw new UsageError("sources set needs --forward URL (a local app) or --gateway");
     return undefined;
   }
   return checkedTarget(forward, allowPublic);
@@ -61,7 +60,8 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
     const kind = text(values, "kind");
     if (kind === undefined) throw new UsageError(`sources add needs --kind: one of ${SOURCE_KINDS.join(", ")}`);
     if (!(SOURCE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${SOURCE_KINDS.join(", ")}, not "${kind}"`);
-    const target = await targetOf(values, "add");
+    const target = await targetOf(values);
+    const policy = policyFlags(values);
     const secret = await command.readSecret();
     const subpath = text(values, "subpath");
     const answer = await addSource(await command.access(), {
@@ -70,13 +70,17 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
       ...(secret !== undefined ? { secret } : {}),
       ...(subpath !== undefined ? { subpath } : {}),
       ...(target ? { target } : {}),
+      ...(policy ? { policy } : {}),
     });
-    return asJson ? JSON.stringify(answer, null, 2) : sourceAddedText(answer, "added");
+    if (asJson) return JSON.stringify(answer, null, 2);
+    return `${sourceAddedText(answer, "added")}${policy && answer.source.forward === null ? `\n${policyKeptText(answer.source)}` : ""}`;
   }
   if (command.action === "set") {
-    const target = (await targetOf(values, "set"))!;
-    const answer = await setSourceTarget(await command.access(), name, target);
-    return asJson ? JSON.stringify(answer, null, 2) : targetSetText(answer);
+    const target = await targetOf(values);
+    const policy = policyFlags(values);
+    if (!target && !policy) throw new UsageError("sources set needs --forward URL (a local app) or --gateway, or how its events are posted: --timeout SECONDS, --retries N, --ordered or --unordered");
+    const answer = await changeSource(await command.access(), name, { ...(target ? { target } : {}), ...(policy ? { policy } : {}) });
+    return asJson ? JSON.stringify(answer, null, 2) : sourceSetText(answer, { target: target !== undefined, policy: policy !== undefined });
   }
   const grace = text(values, "grace");
   if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError(`--grace must be a whole number of seconds, not "${grace}"`);

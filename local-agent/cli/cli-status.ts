@@ -1,8 +1,11 @@
 // What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status).
-// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts and forward-status.test.ts.
+// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts
+// and lanes-display.test.ts.
 import type { AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
+import { laneLines } from "./status-lanes.ts";
+import { terminalCut } from "./terminal-text.ts";
 
 export function statusText(s: AgentStatusAnswer, pid: number, now: number): string {
   const summary = s.relay_queue;
@@ -24,6 +27,8 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(d.paused ? [`PAUSED    ${d.paused}`] : []),
     ...(d.gateway_down ? [`GATEWAY DOWN since ${new Date(d.gateway_down.since).toISOString()} (${d.gateway_down.reason}); probed ${d.gateway_down.probes} times, every conversation goes on once it answers`] : []),
     ...forwardLines(d.forwards, now),
+    // An older agent reports no lanes (nor an older relay): the block is left out.
+    ...laneLines("error" in summary ? undefined : summary.lanes, d.lanes, now),
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
@@ -38,22 +43,37 @@ export function span(ms: number): string {
   return formatAge(ms, true);
 }
 
-/** How a failing app fails, in words: "refusing connections", or what it answered. */
-export function failingText(f: ForwardTargetStatus, now: number): string | null {
+/**
+ * A forward target as an agent reports it: one from before lanes has no next_try_at or head_failures
+ * (and may carry set_aside, which is not read any more); `retries`, the source's budget, when it says it.
+ */
+export type ReportedTarget = Omit<ForwardTargetStatus, "next_try_at" | "head_failures"> & { next_try_at?: number | null; head_failures?: number; retries?: number };
+
+/** How a failing app fails, in words: "refusing connections", or what it answered (the app's text, escaped). */
+export function failingText(f: ReportedTarget, now: number): string | null {
   if (f.failing_since === null) return null;
-  const how = f.last_error?.startsWith("connection refused") ? "refusing connections" : `failing (${(f.last_error ?? "").slice(0, 160)})`;
+  const how = f.last_error?.startsWith("connection refused") ? "refusing connections" : `failing (${terminalCut(f.last_error ?? "", 160)})`;
   return `${how} for ${span(now - f.failing_since)}`;
 }
 
-/** One line per source forwarded to a local app: where, the app's last answer and its age, whether it is failing, what is set aside. */
-export function forwardLines(forwards: ForwardTargetStatus[] | undefined, now: number): string[] {
+/** Its head's retries spent ("head failed 3 of 8") and when it goes next, while it waits to retry; [] otherwise. */
+export function headParts(f: ReportedTarget, now: number): string[] {
+  const failures = f.head_failures ?? 0;
+  const next = f.next_try_at ?? null;
+  return [
+    ...(failures > 0 ? [`head failed ${failures}${f.retries !== undefined ? ` of ${f.retries}` : failures === 1 ? " time" : " times"}`] : []),
+    ...(next !== null ? [next > now ? `next try in ${span(next - now)}` : "next try now"] : []),
+  ];
+}
+
+/** One line per source forwarded to a local app: where, the app's last answer and its age, whether it is failing, its head's retries. */
+export function forwardLines(forwards: ReportedTarget[] | undefined, now: number): string[] {
   return (forwards ?? []).map((f) => {
     const last = f.last_answer ? `last answer ${f.last_answer.status} ${span(now - f.last_answer.at)} ago (id ${f.last_answer.id})` : "no answer yet";
     const failing = failingText(f, now);
-    const trouble = failing ? `; ${failing}` : f.last_error ? `; last rejected: ${f.last_error.slice(0, 160)}` : "";
-    // An agent from before setting aside reports no set_aside.
-    const aside = (f.set_aside ?? 0) > 0 ? `; set aside ${f.set_aside} (on the dead shelf; the agent replays them when the app answers)` : "";
-    return `forward   ${f.source} → ${f.target}: ${last}${trouble}; delivered ${f.delivered}, rejected ${f.rejected}${aside}`;
+    const trouble = failing ? `; ${failing}` : f.last_error ? `; last rejected: ${terminalCut(f.last_error, 160)}` : "";
+    const head = headParts(f, now).map((part) => `; ${part}`).join("");
+    return `forward   ${f.source} → ${f.target}: ${last}${trouble}${head}; delivered ${f.delivered}, rejected ${f.rejected}`;
   });
 }
 

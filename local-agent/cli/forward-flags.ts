@@ -1,11 +1,14 @@
 // Reading --forward and --allow-public-target (sources add, sources set, listen): the target checked as
 // the relay checks it, and a host name resolved here, where the app runs, so a name that points at the
 // internet is refused now rather than at the first event. The agent checks again before every post.
-// Covered by test/node/forward-cli.e2e.test.ts.
+// And a source's forward policy (--timeout, --retries, --ordered/--unordered), checked against the
+// limits the relay keeps (protocol/lanes.ts FORWARD_POLICY) before anything is sent.
+// Covered by test/node/forward-cli.e2e.test.ts and source-policy.test.ts.
 import { lookup } from "node:dns/promises";
-import { addressClass, checkForwardTarget } from "../../protocol/index.ts";
+import { FORWARD_POLICY, addressClass, checkForwardTarget } from "../../protocol/index.ts";
 import { UsageError } from "./cli-args.ts";
-import type { SourceTarget } from "../relay/sources.ts";
+import type { Values } from "./cli-args.ts";
+import type { SourcePolicy, SourceTarget } from "../relay/sources.ts";
 
 /** A target the owner may set: its URL normalized; a host name must resolve to loopback or private addresses unless allowPublic. */
 export async function checkedTarget(value: string, allowPublic: boolean, flag = "--forward"): Promise<SourceTarget> {
@@ -21,4 +24,23 @@ export async function checkedTarget(value: string, allowPublic: boolean, flag = 
     }
   }
   return { forward: check.url, allowPublic };
+}
+
+/** A whole number within [min, max] from `--flag VALUE`, or undefined when the flag is not given. */
+function boundedWhole(values: Values, flag: string, min: number, max: number, what: string): number | undefined {
+  const value = values[flag];
+  if (typeof value !== "string") return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`--${flag} must be ${what} from ${min} to ${max}, not "${value}"`);
+  return n;
+}
+
+/** --timeout, --retries, --ordered / --unordered as the relay's fields; undefined when none is given. */
+export function policyFlags(values: Values): SourcePolicy | undefined {
+  if (values.ordered === true && values.unordered === true) throw new UsageError("--ordered and --unordered contradict each other: give one");
+  const timeoutSec = boundedWhole(values, "timeout", 1, FORWARD_POLICY.timeoutSecMax, "a whole number of seconds");
+  const retries = boundedWhole(values, "retries", 0, FORWARD_POLICY.retriesMax, "a whole number of retries");
+  const ordered = values.ordered === true ? true : values.unordered === true ? false : undefined;
+  if (timeoutSec === undefined && retries === undefined && ordered === undefined) return undefined;
+  return { ...(timeoutSec !== undefined ? { timeout_sec: timeoutSec } : {}), ...(retries !== undefined ? { retries } : {}), ...(ordered !== undefined ? { ordered } : {}) };
 }

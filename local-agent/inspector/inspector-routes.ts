@@ -37,7 +37,7 @@ const SCRIPT = "text/javascript; charset=utf-8";
 /** The page's own files: its style and its script's modules (inspector.js imports the others). */
 const FILES: Record<string, string> = {
   "/inspector/inspector.css": "text/css; charset=utf-8",
-  ...Object.fromEntries(["inspector", "delivery-list", "message-detail", "hour-chart", "page-dom", "page-text"].map((name) => [`/inspector/${name}.js`, SCRIPT])),
+  ...Object.fromEntries(["inspector", "delivery-list", "message-detail", "hour-chart", "lane-panel", "page-dom", "page-text"].map((name) => [`/inspector/${name}.js`, SCRIPT])),
 };
 /** The page runs only its own script and style, talks only to its own origin, and is never framed. */
 const PAGE_HEADERS = {

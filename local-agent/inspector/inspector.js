@@ -6,17 +6,18 @@
 // Served by local-agent/inspector/inspector-routes.ts; type-checked by tsconfig.inspector.json.
 import { addDelivery, deliveriesOf, lastGatewayEvent, resetDeliveries, retryingCount, wireDeliveries } from "./delivery-list.js";
 import { renderChart } from "./hour-chart.js";
+import { setAgentLanes, setRelayLanes } from "./lane-panel.js";
 import { openMessage, selectedId, updateSeen, wireDetail } from "./message-detail.js";
-import { api, cell, el, eventsUrl, reasonCell, setText } from "./page-dom.js";
+import { api, cell, clippedCell, el, eventsUrl, reasonCell, setText } from "./page-dom.js";
 import { ago, clock, oneLine, retryText, statusClass } from "./page-text.js";
 
 /** @typedef {import("./delivery-list.js").DeliveryEvent} DeliveryEvent */
 /** @typedef {import("./message-detail.js").QueueItem} QueueItem */
 /** @typedef {import("./hour-chart.js").MinuteFigures} MinuteFigures */
 /** @typedef {{ source: string, target: string, last_answer: { status: number, detail: string, at: number, id: number } | null, failing_since: number | null, last_error: string | null, delivered: number, rejected: number }} ForwardTarget */
-/** @typedef {{ agent_id: string, relay: { url: string, state: string, since: number, error: string | null }, gateway: { port: number, hooks_path: string, problem?: string | null }, delivery: { queued: number, in_flight: number, gateway_down: { since: number, probes: number, reason: string } | null, paused: string | null, last_error: { id: number, message: string, at: number } | null, last_delivery: { status: number, at: number } | null, forwards?: ForwardTarget[] } }} AgentStatus */
+/** @typedef {{ agent_id: string, relay: { url: string, state: string, since: number, error: string | null }, gateway: { port: number, hooks_path: string, problem?: string | null }, delivery: { queued: number, in_flight: number, gateway_down: { since: number, probes: number, reason: string } | null, paused: string | null, last_error: { id: number, message: string, at: number } | null, last_delivery: { status: number, at: number } | null, forwards?: ForwardTarget[], lanes?: import("./lane-panel.js").AgentLane[] } }} AgentStatus */
 /** @typedef {{ status: AgentStatus, totals: { delivered: number, rejected: number, retried: number }, reconnects: number, last_hour: MinuteFigures[], now: number, recent?: DeliveryEvent[] }} StatePush */
-/** @typedef {{ queued: number, sent: number, dead: number }} QueueSummary the relay's counts, by its states (protocol/queue-item.ts) */
+/** @typedef {{ queued: number, sent: number, dead: number, lanes?: import("./lane-panel.js").RelayLane[] }} QueueSummary the relay's counts, by its states, and its lanes (protocol/queue-item.ts; none from an older relay) */
 
 const QUEUE_EVERY_MS = 5000;
 
@@ -61,6 +62,8 @@ function renderState(push) {
   renderRetry(status);
   renderChart(push.last_hour);
   renderForwards(status.delivery.forwards ?? []);
+  // An agent from before lanes reports none.
+  setAgentLanes(status.delivery.lanes ?? []);
 }
 
 /**
@@ -131,6 +134,7 @@ async function refreshQueue() {
   try {
     const listing = /** @type {{ messages: QueueItem[], summary: QueueSummary }} */ (await api(`/inspector/api/queue?state=${state}`));
     renderRelayCounts(listing.summary);
+    setRelayLanes(listing.summary.lanes ?? []);
     const body = /** @type {HTMLElement} */ (el("queue").querySelector("tbody"));
     body.replaceChildren(
       ...listing.messages.map((m) => {
@@ -142,6 +146,7 @@ async function refreshQueue() {
           cell("td", String(m.id), "mono"),
           cell("td", m.state, m.state === "dead" ? "status-bad" : ""),
           cell("td", m.subpath ?? `(envelope ${m.type ?? "?"})`, "mono clip"),
+          clippedCell(m.lane ?? "—", "mono clip"),
           cell("td", m.sender ?? "—", "mono"),
           cell("td", `${m.size ?? 0} B`),
           cell("td", m.received_at ? ago(clock.now() - m.received_at) : ""),
@@ -155,6 +160,7 @@ async function refreshQueue() {
     empty.textContent = "The inbox holds nothing: everything was delivered.";
   } catch (err) {
     renderRelayCounts(null);
+    setRelayLanes([]);
     empty.hidden = false;
     empty.textContent = `The relay could not be asked: ${err instanceof Error ? err.message : String(err)}`;
   }

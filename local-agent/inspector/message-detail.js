@@ -8,7 +8,7 @@ import { api, cell, el, setText } from "./page-dom.js";
 import { hexDump, pretty } from "./page-text.js";
 
 /** @typedef {import("./delivery-list.js").MessageDeliveries} MessageDeliveries */
-/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null, target?: string }} QueueItem */
+/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null, target?: string, lane?: string }} QueueItem */
 
 /** @type {number | null} */
 let selected = null;
@@ -56,6 +56,7 @@ export async function openMessage(id, seen, from) {
     showFields([
       ["state", shown.source === "agent" ? "finished (the relay deleted it on ack; the agent kept this copy)" : m.state],
       ["delivery here", seenHere(seen)],
+      ["lane", m.lane],
       ["kind", m.kind], ["sub-path", m.subpath], ["forwarded to", m.target], ["content-type", m.content_type], ["size", m.size === undefined ? undefined : `${m.size} bytes`],
       ["received", m.received_at ? new Date(m.received_at).toLocaleString() : undefined], ["sender", m.sender], ["msg_id", m.msg_id], ["type", m.type],
       ["attempts reported", m.attempts || undefined], ["last status", m.last_status], ["reason", m.reason], ["replay of", m.replay_of],

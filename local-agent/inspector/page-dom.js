@@ -25,6 +25,13 @@ export function cell(tag, text, className) {
   return node;
 }
 
+/** A cell whose text the style may clip (class "clip"), all of it in its tooltip. @param {string} text @param {string} className */
+export function clippedCell(text, className) {
+  const node = cell("td", text, className);
+  node.title = text;
+  return node;
+}
+
 /** A cell showing `text` cut to one line, the whole of it in its tooltip. @param {string} short @param {string} full @param {string} className */
 export function reasonCell(short, full, className) {
   const node = cell("td", short, `reason ${className}`);

@@ -9,6 +9,7 @@ import type { Identity } from "../identity.ts";
 import type { AgentSettings } from "../settings.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
+import { terminalCut, terminalSafe } from "../cli/terminal-text.ts";
 
 export interface InboxAccess {
   relayUrl: string;
@@ -89,10 +90,14 @@ function where(item: QueueItem): string {
   return item.subpath ?? `(envelope ${item.type ?? "?"} from ${item.sender ?? "?"})`;
 }
 
-/** One line per message, with a header; the reason last, since it is the longest. */
+/** A lane's name holds sender-chosen text (a session key): escaped, and cut to keep the table readable. */
+const LANE_WIDTH = 32;
+
+/** One line per message, with a header; the reason last, since it is the longest. A lane column when the relay reports lanes. */
 export function messagesTable(items: readonly QueueItem[], nowMs: number): string {
-  const rows = items.map((m) => [String(m.id), m.state, where(m), String(m.size), formatAge(nowMs - m.received_at), String(m.attempts), m.reason ?? ""]);
-  const header = ["ID", "STATE", "SUB-PATH", "SIZE", "AGE", "ATTEMPTS", "REASON"];
+  const withLane = items.some((m) => m.lane !== undefined);
+  const rows = items.map((m) => [String(m.id), m.state, where(m), ...(withLane ? [terminalCut(m.lane ?? "", LANE_WIDTH)] : []), String(m.size), formatAge(nowMs - m.received_at), String(m.attempts), m.reason ?? ""]);
+  const header = ["ID", "STATE", "SUB-PATH", ...(withLane ? ["LANE"] : []), "SIZE", "AGE", "ATTEMPTS", "REASON"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
@@ -113,6 +118,7 @@ export function messageDetail(shown: ShownMessage): string {
   const lines: [string, string | number | null][] = [
     ["id", m.id],
     ["state", m.state],
+    ["lane", m.lane === undefined ? null : terminalSafe(m.lane)],
     ["kind", m.kind],
     ["sub-path", m.subpath],
     ["content-type", m.content_type],

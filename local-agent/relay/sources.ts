@@ -1,7 +1,7 @@
 // `clawrelay sources`: the inbox's webhook sources (GitHub, Stripe, Slack, Standard Webhooks, token) —
-// add, set where their events go, list, rotate, remove — each a request signed with the agent's key (the relay's
-// /inbox/{id}/sources API). Returns values and text; cli.ts prints them. Covered by
-// test/node/sources.e2e.test.ts.
+// add, set where their events go and how they are posted there, list, rotate, remove — each a request
+// signed with the agent's key (the relay's /inbox/{id}/sources API). Returns values and text; cli.ts
+// prints them. Covered by test/node/sources.e2e.test.ts and (the forward policy) source-policy.test.ts.
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { formatAge, inboxCall } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
@@ -28,22 +28,36 @@ export interface SourceTarget {
   allowPublic: boolean;
 }
 
+/**
+ * How a source's forwarded events are posted, as the relay's fields (protocol/lanes.ts FORWARD_POLICY
+ * for those never set): each post's time limit, its head's retry budget, whether order matters.
+ */
+export interface SourcePolicy {
+  timeout_sec?: number;
+  retries?: number;
+  ordered?: boolean;
+}
+
 export interface NewSourceInput {
   name: string;
   kind: SourceKind;
   secret?: string;
   subpath?: string;
   target?: SourceTarget;
+  policy?: SourcePolicy;
 }
 
+const targetFields = (target: SourceTarget | undefined) => (target ? { forward: target.forward, allow_public_target: target.allowPublic } : {});
+
 export async function addSource(access: InboxAccess, input: NewSourceInput): Promise<SourceAnswer> {
-  const { target, ...rest } = input;
-  const body = { ...rest, ...(target ? { forward: target.forward, allow_public_target: target.allowPublic } : {}) };
+  const { target, policy, ...rest } = input;
+  const body = { ...rest, ...targetFields(target), ...policy };
   return (await call(access, "POST", "", `cannot add source "${input.name}"`, body)) as unknown as SourceAnswer;
 }
 
-export async function setSourceTarget(access: InboxAccess, name: string, target: SourceTarget): Promise<SourceAnswer> {
-  const body = { forward: target.forward, allow_public_target: target.allowPublic };
+/** Where a source's events go, how they are posted, or both; the relay keeps what is not named. */
+export async function changeSource(access: InboxAccess, name: string, change: { target?: SourceTarget; policy?: SourcePolicy }): Promise<SourceAnswer> {
+  const body = { ...targetFields(change.target), ...change.policy };
   return (await call(access, "PATCH", `/${encodeURIComponent(name)}`, `cannot change source "${name}"`, body)) as unknown as SourceAnswer;
 }
 
@@ -89,7 +103,29 @@ export function sourceAddedText(answer: SourceAnswer, verb: "added" | "rotated")
   if (secret) lines.push("", "The secret is shown this once: the relay keeps it sealed and never shows it again.");
   if (s.previous_secret_until !== null) lines.push(`The previous secret keeps working until ${new Date(s.previous_secret_until).toISOString()}.`);
   lines.push("", ...nextStep(s));
+  const policy = policyText(s);
+  if (policy !== null && s.forward !== null) lines.push(`Forward policy: ${policy}.`);
   return lines.join("\n");
+}
+
+/** A source's forward policy in words, or null from a relay that does not report one. */
+export function policyText(s: SourceView): string | null {
+  if (s.timeout_sec === undefined && s.retries === undefined && s.ordered === undefined) return null;
+  const parts: string[] = [];
+  if (s.timeout_sec !== undefined) parts.push(`a post times out after ${s.timeout_sec} s`);
+  if (s.retries !== undefined) parts.push(`a failing event is tried again up to ${s.retries} time${s.retries === 1 ? "" : "s"}, then goes to the dead shelf`);
+  if (s.ordered !== undefined) parts.push(s.ordered ? "posted one at a time, in order" : "posted several at once, in any order");
+  return parts.join("; ");
+}
+
+/** The policy as a table cell: "30s, 8 retries, ordered". */
+function policyCell(s: SourceView): string {
+  if (s.forward === null) return "";
+  return [
+    ...(s.timeout_sec !== undefined ? [`${s.timeout_sec}s`] : []),
+    ...(s.retries !== undefined ? [`${s.retries} retries`] : []),
+    ...(s.ordered !== undefined ? [s.ordered ? "ordered" : "unordered"] : []),
+  ].join(", ");
 }
 
 function nextStep(s: SourceView): string[] {
@@ -106,14 +142,33 @@ export function targetSetText(answer: SourceAnswer): string {
   return `source "${s.name}": its events go to ${destination(s)} from now on, those waiting at the relay included`;
 }
 
+/** Said of a policy set on a source whose events go to the gateway: it is kept, and used once they go to an app. */
+export function policyKeptText(s: SourceView): string {
+  return `source "${s.name}": its forward policy is kept for when its events go to a local app (clawrelay sources set ${s.name} --forward URL); the gateway's own retries apply meanwhile`;
+}
+
+/** What `sources set` changed: the target's line as before when it named one, the policy's line when it named one. */
+export function sourceSetText(answer: SourceAnswer, changed: { target: boolean; policy: boolean }): string {
+  const s = answer.source;
+  const policy = policyText(s);
+  return [
+    ...(changed.target ? [targetSetText(answer)] : []),
+    ...(changed.policy && s.forward === null ? [policyKeptText(s)] : []),
+    ...(changed.policy && s.forward !== null ? [policy === null ? `source "${s.name}": the relay did not report a forward policy (an older relay keeps none)` : `source "${s.name}": ${policy} — from now on, those waiting at the relay included`] : []),
+  ].join("\n");
+}
+
 export function sourcesTable(sources: readonly SourceView[], nowMs: number): string {
   if (sources.length === 0) return "no sources (add one: clawrelay sources add NAME --kind github|stripe|slack|standard-webhooks|token)";
+  // The policy column only when a forwarding source reports one: from an older relay the table is as before.
+  const withPolicy = sources.some((s) => policyCell(s) !== "");
   const rows = sources.map((s) => [
     s.name,
     s.kind,
     s.forward ?? `gateway: ${s.subpath}`,
+    ...(withPolicy ? [policyCell(s)] : []),
     s.url,
     s.last_refusal ? `${formatAge(nowMs - s.last_refusal.at)} ago: ${s.last_refusal.code}` : "",
   ]);
-  return textTable(["NAME", "KIND", "GOES TO", "URL", "LAST REFUSAL"], rows);
+  return textTable(["NAME", "KIND", "GOES TO", ...(withPolicy ? ["POLICY"] : []), "URL", "LAST REFUSAL"], rows);
 }

@@ -84,6 +84,8 @@ const COMMAND_FLAGS: Record<string, string[]> = {
   messages: ["--state", "--json"],
   "hub register": ["--bind-code", "--bind-nonce", "--mode", "--prefix", "--agentline-token", "--open", "--claim-token", "--json"],
   "hub status": ["--json", "--agentline-token"],
+  "sources add": ["--kind", "--secret", "--subpath", "--forward", "--allow-public-target", "--timeout", "--retries", "--ordered", "--unordered", "--json"],
+  "sources set": ["--forward", "--gateway", "--allow-public-target", "--timeout", "--retries", "--ordered", "--unordered", "--json"],
 };
 
 describe("help and version", () => {

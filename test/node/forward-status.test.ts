@@ -1,8 +1,9 @@
 // How forward targets are reported: `clawrelay status` prints one line per forwarding source (its target,
-// the app's last answer and its age, how long it has been refusing connections or failing, how many of
-// its events are set aside), and `clawrelay doctor` asks the running agent (found through run.json, as
-// `status` finds it) and WARNs of a target failing for more than a minute, naming it, since when, the last
-// error and the fixes. The no-gateway line of `status` too.
+// the app's last answer and its age, how long it has been refusing connections or failing, its head's
+// failures of the retry budget and its next try; nothing of set-aside events any more), and `clawrelay
+// doctor` asks the running agent (found through run.json, as `status` finds it) and WARNs of a target
+// failing for more than a minute, naming it, since when, the last error and the fixes; of a failing head,
+// the retries spent and when it goes to the dead shelf. The no-gateway line of `status` too.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -71,9 +72,21 @@ describe("clawrelay status", () => {
     ]);
   });
 
-  it("shows how many of a source's events are set aside on the dead shelf while some are, nothing of it otherwise", () => {
-    expect(forwardLines([{ ...refusing, set_aside: 97 }, { ...refusing, set_aside: 0 }], NOW)).toEqual([
-      "forward   stripe → http://127.0.0.1:3000/webhooks: last answer 200 20 min ago (id 41); refusing connections for 3 min; delivered 12, rejected 0; set aside 97 (on the dead shelf; the agent replays them when the app answers)",
+  it("shows the head's failures of its source's retries and its next try while it waits to retry; nothing of them otherwise", () => {
+    const failing = target({ failing_since: NOW - 40_000, last_error: "the app answered 503: maintenance", head_failures: 3, next_try_at: NOW + 4000 });
+    expect(forwardLines([{ ...failing, retries: 8 }, failing, { ...failing, head_failures: 1, next_try_at: NOW - 10 }, target({ head_failures: 0, next_try_at: null })], NOW)).toEqual([
+      "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 40 s; head failed 3 of 8; next try in 4 s; delivered 0, rejected 0",
+      // An agent that does not say the source's budget: the failures alone.
+      "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 40 s; head failed 3 times; next try in 4 s; delivered 0, rejected 0",
+      "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 40 s; head failed 1 time; next try now; delivered 0, rejected 0",
+      "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; delivered 0, rejected 0",
+    ]);
+  });
+
+  it("says nothing of set-aside events any more, though an agent from before lanes reports them, nor of a next try it does not report", () => {
+    // Agents before issue 30 report set_aside and no next_try_at or head_failures.
+    const { next_try_at: _next, head_failures: _failures, ...older } = { ...refusing, set_aside: 97 };
+    expect(forwardLines([older], NOW)).toEqual([
       "forward   stripe → http://127.0.0.1:3000/webhooks: last answer 200 20 min ago (id 41); refusing connections for 3 min; delivered 12, rejected 0",
     ]);
   });
@@ -110,6 +123,30 @@ describe("clawrelay doctor", () => {
       fix: "start the app at http://127.0.0.1:3000/webhooks; or forward to where it listens: clawrelay sources set stripe --forward URL; or send them to the gateway: clawrelay sources set stripe --gateway",
     });
     expect(checks[1]).toEqual({ level: "OK", what: "the running agent forwards source github to http://127.0.0.1:4000/gh: no answer yet; failing (the app answered 502) for 30 s" });
+  });
+
+  it("of a head the app keeps failing: the retries it has spent of its source's budget and when it goes to the dead shelf; no set-aside advice", () => {
+    const { checks, add } = collect();
+    const failingHead = target({ failing_since: NOW - 20_000, last_error: "the app answered 503: maintenance", head_failures: 3, next_try_at: NOW + 2000 });
+    const budgets = new Map([["stripe", 8]]);
+    forwardChecks([failingHead], NOW, add, budgets);
+    forwardChecks([{ ...failingHead, head_failures: 8 }], NOW, add, budgets);
+    // The agent's own word for the budget wins over the relay's listing; with neither, the failures alone.
+    forwardChecks([{ ...failingHead, retries: 2, head_failures: 1 }], NOW, add, budgets);
+    forwardChecks([failingHead], NOW, add);
+    expect(checks.map((c) => c.what)).toEqual([
+      "the running agent forwards source stripe to http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 20 s; its head event has spent 3 of its 8 retries: 6 more failures put it on the dead shelf (clawrelay messages --state dead) and the next event goes on; its next try is in 2 s",
+      "the running agent forwards source stripe to http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 20 s; its head event has spent 8 of its 8 retries: one more failure puts it on the dead shelf (clawrelay messages --state dead) and the next event goes on; its next try is in 2 s",
+      "the running agent forwards source stripe to http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 20 s; its head event has spent 1 of its 2 retries: 2 more failures put it on the dead shelf (clawrelay messages --state dead) and the next event goes on; its next try is in 2 s",
+      "the running agent forwards source stripe to http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 20 s; its head event has failed 3 time(s); its next try is in 2 s",
+    ]);
+
+    // Failing for more than a minute: the WARN says it in place of "its events wait" (they do not: the head goes to the shelf).
+    const long = collect();
+    forwardChecks([{ ...failingHead, failing_since: NOW - 5 * 60_000 }], NOW, long.add, budgets);
+    expect(long.checks[0]!.level).toBe("WARN");
+    expect(long.checks[0]!.what).toMatch(/; no answer yet\. Its head event has spent 3 of its 8 retries: 6 more failures put it on the dead shelf \(clawrelay messages --state dead\) and the next event goes on; its next try is in 2 s$/);
+    for (const check of [...checks, ...long.checks]) expect(`${check.what} ${check.fix ?? ""}`).not.toMatch(/set aside|replay/i);
   });
 
   it("finds the running agent through run.json beside the settings and checks its forward targets", async () => {
