@@ -58,6 +58,11 @@ export interface QueueSummary {
    * older relay.
    */
   lanes?: LaneSummary[];
+  /**
+   * What the inbox's storage has done since its object last woke (SQLite's own counts): rows read and
+   * written, and of the reads those of sending to the agent, with the messages sent. Absent from an older relay.
+   */
+  storage?: { rows_read: number; rows_written: number; pump_rows_read: number; messages_sent: number };
 }
 
 export const LANES_LISTED = 20;

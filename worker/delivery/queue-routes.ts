@@ -68,7 +68,9 @@ export function queueSummary(host: QueueHost): QueueSummary {
   const inFlight = host.inFlight();
   const s = host.store.summary(inFlight);
   const lanes = host.store.lanes().summaries((seq) => holds(inFlight, seq), LANES_LISTED);
-  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes };
+  const { store } = host;
+  const storage = { rows_read: store.rowsRead, rows_written: store.rowsWritten, pump_rows_read: store.pumpCost.rowsRead, messages_sent: store.pumpCost.sent };
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage };
 }
 
 function messageId(text: string): number {

@@ -253,29 +253,39 @@ export function reject(ws: WebSocket, out: Outgoing, config: InboxConfig, frame:
  * at or below it is queued now) and whether it was restored. Ids it holds that are no longer queued are
  * let go first (a drop or expiry never takes one, but a late ack on the socket it replaced may).
  */
-function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }: Outgoing): void {
+function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }: Outgoing): number {
   const index = store.lanes();
   const inflight = state.inflight.filter((id) => index.laneOf(id) !== null);
   const next = nextToSend(index, inflight, state.window, forwardTargets);
-  if (next.length === 0 && inflight.length === state.inflight.length) return;
+  if (next.length === 0 && inflight.length === state.inflight.length) return 0;
   const floor = (index.lowest() ?? store.queueStats().lastSeq + 1) - 1;
   for (const seq of next) {
     const message = store.find(seq)!;
     send(ws, { ...deliveryFrame(message, forwardTargets), lane: index.laneOf(seq)!, floor, ...(message.restored ? { restored: true } : {}) });
   }
   ws.serializeAttachment({ ...state, inflight: [...inflight, ...next] } satisfies LanesSocket);
+  return next.length;
 }
 
-/** Sends queued messages until `window` are unacknowledged on this socket: in id order, or by lane. */
+/**
+ * Sends queued messages until `window` are unacknowledged on this socket: in id order, or by lane. The
+ * rows its reads cost and the messages it sent are counted (the owner's queue summary shows them).
+ */
 export function pump(ws: WebSocket, out: Outgoing): void {
   const state = stateOf(ws);
   if (!state?.authed || ws.readyState !== WebSocket.OPEN) return;
-  if ("lanes" in state) return pumpLanes(ws, state, out);
-  const { store, forwardTargets } = out;
+  const rowsBefore = out.store.rowsRead;
+  const sent = "lanes" in state ? pumpLanes(ws, state, out) : pumpRange(ws, state, out);
+  out.store.notePump(out.store.rowsRead - rowsBefore, sent);
+}
+
+/** An older agent's socket: the next ids after what it was sent, while fewer than `window` are unacknowledged. */
+function pumpRange(ws: WebSocket, state: RangeSocket, { store, forwardTargets }: Outgoing): number {
   const free = state.window - store.countQueuedIn(state.from ?? 0, state.sentUpTo);
-  if (free <= 0) return;
+  if (free <= 0) return 0;
   const batch = store.messagesAfter(state.sentUpTo, free);
-  if (batch.length === 0) return;
+  if (batch.length === 0) return 0;
   for (const message of batch) send(ws, deliveryFrame(message, forwardTargets));
   ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies RangeSocket);
+  return batch.length;
 }

@@ -34,6 +34,8 @@ export class InboxRecords {
   rowsWritten = 0;
   /** Rows read by this instance's statements since it was created (SQLite's count: what the benchmark's "rows read per send" divides). */
   rowsRead = 0;
+  /** What sending has cost since the object woke: rows its reads read, messages it sent (socket-session.ts pump). */
+  readonly pumpCost = { rowsRead: 0, sent: 0 };
   private hubState: HubState | null = null;
 
   protected readonly sql: SqlStorage;
@@ -49,6 +51,11 @@ export class InboxRecords {
     this.rowsWritten += cursor.rowsWritten;
     this.rowsRead += cursor.rowsRead;
     return rows;
+  }
+
+  notePump(rowsRead: number, sent: number): void {
+    this.pumpCost.rowsRead += rowsRead;
+    this.pumpCost.sent += sent;
   }
 
   protected one(query: string, ...params: SqlStorageValue[]): Row {
