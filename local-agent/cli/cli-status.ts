@@ -45,15 +45,13 @@ export function failingText(f: ForwardTargetStatus, now: number): string | null 
   return `${how} for ${span(now - f.failing_since)}`;
 }
 
-/** One line per source forwarded to a local app: where, the app's last answer and its age, whether it is failing, what is set aside. */
+/** One line per source forwarded to a local app: where, the app's last answer and its age, whether it is failing. */
 export function forwardLines(forwards: ForwardTargetStatus[] | undefined, now: number): string[] {
   return (forwards ?? []).map((f) => {
     const last = f.last_answer ? `last answer ${f.last_answer.status} ${span(now - f.last_answer.at)} ago (id ${f.last_answer.id})` : "no answer yet";
     const failing = failingText(f, now);
     const trouble = failing ? `; ${failing}` : f.last_error ? `; last rejected: ${f.last_error.slice(0, 160)}` : "";
-    // An agent from before setting aside reports no set_aside.
-    const aside = (f.set_aside ?? 0) > 0 ? `; set aside ${f.set_aside} (on the dead shelf; the agent replays them when the app answers)` : "";
-    return `forward   ${f.source} → ${f.target}: ${last}${trouble}; delivered ${f.delivered}, rejected ${f.rejected}${aside}`;
+    return `forward   ${f.source} → ${f.target}: ${last}${trouble}; delivered ${f.delivered}, rejected ${f.rejected}`;
   });
 }
 

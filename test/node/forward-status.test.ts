@@ -1,6 +1,5 @@
 // How forward targets are reported: `clawrelay status` prints one line per forwarding source (its target,
-// the app's last answer and its age, how long it has been refusing connections or failing, how many of
-// its events are set aside), and `clawrelay doctor` asks the running agent (found through run.json, as
+// the app's last answer and its age, how long it has been refusing connections or failing), and `clawrelay doctor` asks the running agent (found through run.json, as
 // `status` finds it) and WARNs of a target failing for more than a minute, naming it, since when, the last
 // error and the fixes. The no-gateway line of `status` too.
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -24,7 +23,7 @@ afterEach(async () => {
 });
 
 function target(over: Partial<ForwardTargetStatus> = {}): ForwardTargetStatus {
-  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0, ...over };
+  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, next_try_at: null, head_failures: 0, ...over };
 }
 
 const refusing = target({
@@ -68,13 +67,6 @@ describe("clawrelay status", () => {
       "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; failing (the app answered 503: maintenance) for 90 s; delivered 0, rejected 0",
       "forward   stripe → http://127.0.0.1:3000/webhooks: last answer 400 5 s ago (id 9); last rejected: the app refused this event with 400: bad; delivered 0, rejected 1",
       "forward   stripe → http://127.0.0.1:3000/webhooks: no answer yet; delivered 0, rejected 0",
-    ]);
-  });
-
-  it("shows how many of a source's events are set aside on the dead shelf while some are, nothing of it otherwise", () => {
-    expect(forwardLines([{ ...refusing, set_aside: 97 }, { ...refusing, set_aside: 0 }], NOW)).toEqual([
-      "forward   stripe → http://127.0.0.1:3000/webhooks: last answer 200 20 min ago (id 41); refusing connections for 3 min; delivered 12, rejected 0; set aside 97 (on the dead shelf; the agent replays them when the app answers)",
-      "forward   stripe → http://127.0.0.1:3000/webhooks: last answer 200 20 min ago (id 41); refusing connections for 3 min; delivered 12, rejected 0",
     ]);
   });
 
