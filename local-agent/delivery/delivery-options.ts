@@ -46,7 +46,7 @@ export interface DeliveryOptions {
   intercept?(envelope: Envelope): boolean;
   /** The hub's sub-path prefix for envelopes the relay delivers itself (from `ready`; default agentgram). */
   hubPrefix?(): HubPrefix;
-  /** Posts in flight at once across conversations (default 4; 1 = one message at a time); as many again to local apps. */
+  /** Gateway posts in flight at once across conversations (default 4; 1 = one message at a time); an unordered forwarding source's at once. */
   concurrency?: number;
   /** Each outcome as it happens: delivered, rejected to the dead shelf, or retried (delivery-feed.ts). */
   onEvent?(event: DeliveryEvent): void;

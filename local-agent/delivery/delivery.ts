@@ -62,7 +62,7 @@ export class DeliveryLoop {
     };
     const line = (this.line = new ConversationLine({
       run: (pending) => this.deliver(pending).catch((err: unknown) => this.options.logger.error("delivery failed", { id: pending.frame.id, error: String(err) })),
-      // A source whose order does not matter posts as many at once as the app slots allow.
+      // A source whose order does not matter posts up to the loop's concurrency at once.
       parallel: ({ frame }) => (frame.forward?.ordered === false ? this.slots.concurrency : 1),
       changed: () => {
         this.status.queued = this.line.waitingCount + this.line.startedCount;
@@ -72,7 +72,6 @@ export class DeliveryLoop {
     }));
     this.forwards = new ForwardDelivery({
       ...(options.postToApp ? { post: options.postToApp } : {}),
-      concurrency: this.slots.concurrency,
       logger: options.logger,
       sleep: (ms, signal) => this.waits.sleep(ms, signal),
       ...(options.timings?.forwardRetryDelay ? { retryDelay: options.timings.forwardRetryDelay } : {}),

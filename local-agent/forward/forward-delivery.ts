@@ -1,8 +1,9 @@
 // Delivery of forwarded events (frames with `forward`) to their local apps, for the delivery loop
 // (delivery/delivery.ts), which keeps each source's lane in order — one event at a time, or several for
-// a source whose order does not matter — and hands each here. Apart from the gateway on purpose: its own
-// post slots, its own back-off, and none of the gateway's pause, 429 hold, outage probing or failure
-// streak, so a down app holds up only its own lane and a down gateway none of them. Each source's policy
+// a source whose order does not matter — and hands each here. Apart from the gateway on purpose: no
+// post slots shared across sources (a post that has not answered holds a place in its own lane only;
+// the relay's window bounds them all), its own back-off, and none of the gateway's pause, 429 hold,
+// outage probing or failure streak, so a down app holds up only its own lane and a down gateway none. Each source's policy
 // comes with its frames (forward-request.ts forwardPolicy: time limit, retry budget, order). The app's 2xx
 // acknowledges an event (journal first, as for the gateway); a redirect or another 4xx, a refused target
 // or a frame that cannot be posted go to the dead shelf with the reason. An answered failure (5xx, 408,
@@ -27,8 +28,6 @@ import type { Attempt } from "./target-backoff.ts";
 export interface ForwardHost {
   /** Default: a client of its own (app-client.ts), closed by dispose(). */
   post?(request: AppRequest, signal: AbortSignal): Promise<AppAnswer>;
-  /** Posts to apps in flight at once, across sources (and within an unordered one). */
-  concurrency: number;
   logger: Logger;
   /** The loop's sleep: cut short when it stops, at `clawrelay retry`, or when `signal` aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
@@ -40,59 +39,26 @@ export interface ForwardHost {
   finished(pending: Pending, shownAs: string, rejection: Rejection | null): void;
 }
 
-/** At most `free` posts at once, first come first served; close() lets every waiter (and later caller) through. */
-class AppSlots {
-  private free: number;
-  private closed = false;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(concurrency: number) {
-    this.free = concurrency;
-  }
-
-  acquire(): Promise<void> {
-    if (this.closed || this.free > 0) {
-      this.free--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const grant of this.waiting.splice(0)) grant();
-  }
-}
-
 type Where = Pick<EventFields, "target" | "method">;
 
 export class ForwardDelivery {
   readonly targets = new ForwardTargets();
-  private readonly slots: AppSlots;
   private readonly host: ForwardHost;
   private readonly post: (request: AppRequest, signal: AbortSignal) => Promise<AppAnswer>;
   private readonly client: AppClient | null;
   /** Per source, its target's back-off (a new target starts afresh). */
   private readonly backoffs = new Map<string, { target: string; backoff: TargetBackoff }>();
   /** Per source, the events being delivered and the failures each spent of its budget (the lowest id is the head). */
-  private readonly spent = new Map<string, Map<number, number>>();
+  private readonly spent = new Map<string, Map<Pending, number>>();
 
   constructor(host: ForwardHost) {
     this.host = host;
-    this.slots = new AppSlots(host.concurrency);
     this.client = host.post ? null : createAppClient();
     this.post = host.post ?? ((request, signal) => this.client!.post(request, signal));
   }
 
-  /** Stops taking turns: every waiter goes ahead (and finds the loop stopping). */
+  /** Stops taking turns: every waiter looks again (and finds the loop stopping). */
   close(): void {
-    this.slots.close();
     for (const { backoff } of this.backoffs.values()) backoff.wakeAll();
   }
 
@@ -117,7 +83,7 @@ export class ForwardDelivery {
     const { retries } = forwardPolicy(forward);
     const backoff = this.backoffOf(forward.source, forward.target);
     const spent = this.spentOf(forward.source);
-    spent.set(frame.id, 0);
+    spent.set(pending, 0);
     // Posts the app was asked to take (a request the guard stopped was never one).
     let attempts = 0;
     try {
@@ -145,11 +111,11 @@ export class ForwardDelivery {
         backoff.failed(attempt, outcome.waitMs);
         state.failing_since ??= Date.now();
         state.last_error = pending.lastError = outcome.reason;
-        const failures = (spent.get(frame.id) ?? 0) + (outcome.spends ? 1 : 0);
-        spent.set(frame.id, failures);
+        const failures = (spent.get(pending) ?? 0) + (outcome.spends ? 1 : 0);
+        spent.set(pending, failures);
         this.showHead(forward.source, state);
         if (failures > retries) {
-          const reason = `the app at ${forward.target.slice(0, 300)} failed this event ${failures} times (last: ${outcome.reason}); source "${forward.source}" allows ${retries} retries. Once the app is fixed: clawrelay messages replay ${frame.id}`;
+          const reason = `the app at ${forward.target.slice(0, 300)} failed this event ${failures} time${failures === 1 ? "" : "s"} (last: ${outcome.reason}); source "${forward.source}" allows ${retries} retries. Once the app is fixed: clawrelay messages replay ${frame.id}`;
           return this.reject(pending, state, where, shownAs, { reason, status, attempts });
         }
         // The relay leaves a message in the agent's hands past its TTL; the agent gives it up here.
@@ -160,7 +126,7 @@ export class ForwardDelivery {
         this.host.logger.warn("app did not take a forwarded event", { id: frame.id, source: forward.source, target: forward.target, status, error: outcome.reason, failures, retries, retry_in_ms: Math.max(0, backoff.nextTryAt - Date.now()) });
       }
     } finally {
-      spent.delete(frame.id);
+      spent.delete(pending);
       this.showHead(forward.source, state);
     }
   }
@@ -194,16 +160,10 @@ export class ForwardDelivery {
     return null;
   }
 
-  /** One post in an app slot; null when the loop stopped or the relay abandoned the event meanwhile (unacknowledged: the relay sends it again, or not). */
+  /** One post; null when the loop stopped or the relay abandoned the event meanwhile (unacknowledged: the relay sends it again, or not). */
   private async postOnce(pending: Pending, request: AppRequest, attempt: Attempt, backoff: TargetBackoff): Promise<AppAnswer | null> {
-    let answer: AppAnswer | null = null;
-    await this.slots.acquire();
-    try {
-      if (!this.gone(pending)) answer = await this.post(request, pending.abort.signal);
-    } finally {
-      this.slots.release();
-    }
-    if (answer !== null && !this.gone(pending)) return answer;
+    const answer = await this.post(request, pending.abort.signal);
+    if (!this.gone(pending)) return answer;
     backoff.cancelled(attempt);
     return null;
   }
@@ -216,7 +176,7 @@ export class ForwardDelivery {
     return backoff;
   }
 
-  private spentOf(source: string): Map<number, number> {
+  private spentOf(source: string): Map<Pending, number> {
     let spent = this.spent.get(source);
     if (!spent) this.spent.set(source, (spent = new Map()));
     return spent;
@@ -224,9 +184,9 @@ export class ForwardDelivery {
 
   /** The source's head (its oldest event being delivered): the failures it spent, for the status. */
   private showHead(source: string, state: ForwardTargetStatus): void {
-    const spent = this.spent.get(source);
-    const head = spent && spent.size > 0 ? Math.min(...spent.keys()) : null;
-    state.head_failures = head === null ? 0 : (spent!.get(head) ?? 0);
+    let head: [Pending, number] | null = null;
+    for (const entry of this.spent.get(source) ?? []) if (!head || entry[0].frame.id < head[0].frame.id) head = entry;
+    state.head_failures = head?.[1] ?? 0;
   }
 
   private accept(pending: Pending, state: ForwardTargetStatus, where: Where, shownAs: string, status: number, attempts: number): void {
