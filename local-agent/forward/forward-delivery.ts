@@ -162,10 +162,14 @@ export class ForwardDelivery {
 
   /** One post; null when the loop stopped or the relay abandoned the event meanwhile (unacknowledged: the relay sends it again, or not). */
   private async postOnce(pending: Pending, request: AppRequest, attempt: Attempt, backoff: TargetBackoff): Promise<AppAnswer | null> {
-    const answer = await this.post(request, pending.abort.signal);
-    if (!this.gone(pending)) return answer;
-    backoff.cancelled(attempt);
-    return null;
+    let answer: AppAnswer | null = null;
+    try {
+      answer = await this.post(request, pending.abort.signal);
+    } finally {
+      // A post that threw (an injected client's fault) must not leave the target's probe taken for ever.
+      if (answer === null || this.gone(pending)) backoff.cancelled(attempt);
+    }
+    return this.gone(pending) ? null : answer;
   }
 
   private backoffOf(source: string, target: string): TargetBackoff {
