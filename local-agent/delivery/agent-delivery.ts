@@ -1,9 +1,9 @@
 // Delivery, one of the agent's parts (agent.ts): the delivery loop (delivery.ts) with its gateway client,
 // the journal of finished ids (delivery-journal.ts, opened first because the relay link reads it too) and
 // the feed the inspector and /metrics read (../inspector/delivery-feed.ts). Messages come in through
-// push(); acks and rejects go out through the relay link; forwarded events go to their apps through the
+// push() (and are taken back through abandon()); acks and rejects go out through the relay link; forwarded events go to their apps through the
 // forwarding part. Covered by test/node/delivery.e2e.test.ts, journal.e2e.test.ts and retry-now.e2e.test.ts.
-import type { DeliveryFrame, Envelope } from "../../protocol/index.ts";
+import type { AbandonFrame, DeliveryFrame, Envelope } from "../../protocol/index.ts";
 import type { AgentStatus } from "../agent-status.ts";
 import type { AgentForwarding } from "../forward/agent-forwarding.ts";
 import { DeliveryFeed } from "../inspector/delivery-feed.ts";
@@ -22,7 +22,7 @@ export interface AgentDeliveryOptions {
   settings: AgentSettings;
   logger: Logger;
   journal: DeliveryJournal | null;
-  relay: Pick<RelayLink, "ack" | "reject" | "window" | "hubPrefix">;
+  relay: Pick<RelayLink, "ack" | "reject" | "hubPrefix">;
   /** Where posts go now (../gateway/gateway-watch.ts), asked before every post. */
   target(): GatewayTarget | NoGateway;
   forwarding: AgentForwarding;
@@ -35,6 +35,8 @@ export interface AgentDeliveryOptions {
 export interface AgentDelivery {
   readonly feed: DeliveryFeed;
   push(frame: DeliveryFrame): void;
+  /** The relay took a message back (an `abandon` frame): it stops where it is, unacknowledged. */
+  abandon(frame: AbandonFrame): void;
   /** The relay link's state: a lost socket drops what has not started (the relay sends it again). */
   relayState(state: ConnectionState): void;
   retryNow(): RetryNow;
@@ -70,8 +72,6 @@ export function startDelivery(options: AgentDeliveryOptions): AgentDelivery {
     logger: options.logger,
     intercept: options.intercept,
     onEvent: (event) => feed.record(event),
-    window: () => relay.window(),
-    replay: forwarding.replay,
   });
   let connected = false;
   let stopping: Promise<void> | null = null;
@@ -80,6 +80,7 @@ export function startDelivery(options: AgentDeliveryOptions): AgentDelivery {
   return {
     feed,
     push: (frame) => loop.push(frame),
+    abandon: (frame) => loop.abandon(frame.id, frame.reason),
     relayState: (state) => {
       if (state === "connected" && !connected) feed.connections++;
       if (state === "disconnected" || state === "replaced") loop.dropQueued();

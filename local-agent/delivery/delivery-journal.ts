@@ -1,8 +1,11 @@
 // What the local agent has finished with, on disk, so a message id is never posted into the gateway
 // twice — not after a SIGKILL, nor after a restart long past the gateway's 5-minute Idempotency-Key
 // memory — and so the resume cursor survives. An id is written here (fsync'd) before the relay is
-// told (ack frame); relay ids strictly increase for an inbox's life, so a cursor plus the few ids
-// finished above it (out of order: set aside, then finished) is the whole state.
+// told (ack frame); relay ids strictly increase for an inbox's life, so a cursor plus the ids finished
+// above it (out of order: a later lane's message finished before an earlier lane's) is the whole state,
+// with the few finished below it: a message restored into its lane by the relay (frame.restored, an
+// event an older agent set aside) comes back below the cursor, and its record is what stops a repeat
+// post when the agent stops between journalling its ack and the relay seeing it.
 // Used by relay-client.ts (via agent.ts); covered by test/node/delivery-journal.test.ts and journal.e2e.test.ts.
 //
 // File format (UTF-8, one record a line, each ending in "\n"):
@@ -16,7 +19,8 @@
 // mid-append and is dropped (its finish never returned, so nothing was acknowledged on it); a line
 // torn inside its cursor still parses, with a smaller cursor, which is still true. A garbled line
 // anywhere else means the file is not ours to trust: it is started afresh. Past ~1,000 lines the
-// file is compacted to the header, `f <cursor> <cursor>` and one line per id above the cursor.
+// file is compacted to the header, `f <cursor> <cursor>` and one line per id above the cursor and per
+// id finished below it (the LATE_KEPT latest).
 import { closeSync, fchmodSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
@@ -30,6 +34,12 @@ export interface JournalScope {
 }
 
 const COMPACT_AFTER_LINES = 1_000;
+/**
+ * Ids finished below the cursor that are remembered (the latest). Only a restored message is finished
+ * below the cursor, and one is sent again only while its ack may be lost: at most a window's worth per
+ * connection (the relay grants at most MAX_WINDOW, 256), so four times that is room to spare.
+ */
+export const LATE_KEPT = 1_024;
 const FILE_MODE = 0o600;
 const RECORD = /^f (\d+) (\d+)$/;
 
@@ -37,6 +47,8 @@ interface Replayed {
   epoch: string | null;
   cursor: number;
   above: Set<number>;
+  /** Finished when the cursor had already passed them (restored messages), oldest first. */
+  late: Set<number>;
   lines: number;
   /** The last line was torn or garbled. */
   tornTail: boolean;
@@ -48,6 +60,7 @@ export class DeliveryJournal {
   readonly #header: { v: number; agent_id: string; epoch: string | null };
   #cursor: number;
   #above: Set<number>;
+  #late: Set<number>;
   #lines: number;
   #fd: number | null = null;
 
@@ -56,6 +69,7 @@ export class DeliveryJournal {
     this.#header = header;
     this.#cursor = state.cursor;
     this.#above = state.above;
+    this.#late = state.late;
     this.#lines = state.lines;
     this.freshReason = freshReason;
   }
@@ -72,7 +86,7 @@ export class DeliveryJournal {
     }
     const read = text === null ? null : replay(text, scope);
     const usable = read !== null && "cursor" in read;
-    const state = usable ? read : { cursor: 0, above: new Set<number>(), lines: 0, tornTail: false, epoch: null };
+    const state = usable ? read : { cursor: 0, above: new Set<number>(), late: new Set<number>(), lines: 0, tornTail: false, epoch: null };
     header.epoch = state.epoch;
     const journal = new DeliveryJournal(path, header, state, read !== null && "reason" in read ? read.reason : null);
     // A torn tail is cut off by rewriting, or the next append would join it into one garbled line.
@@ -90,6 +104,11 @@ export class DeliveryJournal {
     return id <= this.#cursor || this.#above.has(id);
   }
 
+  /** Finished by a record of its own, not only by being under the cursor (what a restored message is checked by). */
+  recorded(id: number): boolean {
+    return this.#above.has(id) || this.#late.has(id);
+  }
+
   /** Records `id` as finished, and every id ≤ `cursor`; durable on disk before it returns. */
   finish(id: number, cursor: number): void {
     checkId(id, "id");
@@ -102,8 +121,9 @@ export class DeliveryJournal {
     // Memory changes only once the line is on disk: a failed write must not count as finished.
     this.#lines += 1;
     if (id > next) this.#above.add(id);
+    else if (id <= this.#cursor) keepLate(this.#late, id);
     this.#advanceTo(next);
-    if (this.#lines > Math.max(COMPACT_AFTER_LINES, 2 * (this.#above.size + 1))) this.#rewrite();
+    if (this.#lines > Math.max(COMPACT_AFTER_LINES, 2 * (this.#above.size + this.#late.size + 1))) this.#rewrite();
   }
 
   /** The relay's ids went backwards (its state was wiped): forget everything, continue from `cursor`. */
@@ -112,6 +132,7 @@ export class DeliveryJournal {
     this.#appendFd();
     this.#cursor = cursor;
     this.#above = new Set();
+    this.#late = new Set();
     this.#rewrite();
   }
 
@@ -133,6 +154,7 @@ export class DeliveryJournal {
     if (other) {
       this.#cursor = 0;
       this.#above = new Set();
+      this.#late = new Set();
     }
     this.#rewrite();
     return other;
@@ -167,7 +189,7 @@ export class DeliveryJournal {
 
   // Write a temp file, fsync, rename over, fsync the directory: a crash leaves the old file or the new.
   #rewrite(): void {
-    const records = [`f ${this.#cursor} ${this.#cursor}`, ...this.pending().map((id) => `f ${id} ${this.#cursor}`)];
+    const records = [`f ${this.#cursor} ${this.#cursor}`, ...[...this.pending(), ...this.#late].map((id) => `f ${id} ${this.#cursor}`)];
     const temp = `${this.path}.tmp`;
     rmSync(temp, { force: true });
     const fd = openSync(temp, "wx", FILE_MODE);
@@ -196,7 +218,7 @@ function replay(text: string, scope: JournalScope): Replayed | { reason: string 
   const found = parseHeader(first);
   if (!found) return { reason: "the journal was unreadable (its first line is not a journal header)" };
   if (found.agent_id !== scope.agentId) return { reason: `the journal belonged to agent ${found.agent_id}, not ${scope.agentId}` };
-  const state: Replayed = { epoch: found.epoch, cursor: 0, above: new Set(), lines: 0, tornTail: !complete };
+  const state: Replayed = { epoch: found.epoch, cursor: 0, above: new Set(), late: new Set(), lines: 0, tornTail: !complete };
   for (const [index, line] of lines.entries()) {
     const match = RECORD.exec(line);
     const id = Number(match?.[1]);
@@ -209,6 +231,7 @@ function replay(text: string, scope: JournalScope): Replayed | { reason: string 
       return { reason: `the journal was unreadable (line ${index + 2} is not a record)` };
     }
     state.lines += 1;
+    if (id <= state.cursor) keepLate(state.late, id);
     if (cursor > state.cursor) {
       state.cursor = cursor;
       for (const above of state.above) if (above <= cursor) state.above.delete(above);
@@ -227,6 +250,13 @@ function parseHeader(line: string): { agent_id: string; epoch: string | null } |
   } catch {
     return null;
   }
+}
+
+/** Remembers `id` as finished below the cursor, forgetting the oldest past LATE_KEPT. */
+function keepLate(late: Set<number>, id: number): void {
+  late.delete(id);
+  late.add(id);
+  if (late.size > LATE_KEPT) late.delete(late.values().next().value!);
 }
 
 function checkId(value: number, name: string): void {

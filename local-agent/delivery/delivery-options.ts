@@ -18,8 +18,8 @@ import type { GatewayRequest } from "./hub-format.ts";
 export interface DeliveryTimings {
   /** With no gateway set up (no hooks token), how often a waiting message looks again (retry-wait.ts NO_GATEWAY_RETRY_MS). */
   noGatewayRetryMs: number;
-  /** The wait before a forwarded event's next attempt after `failures` failures in a row (forward/app-response.ts forwardRetryDelay). */
-  forwardRetryDelay(failures: number, failingForMs: number): number;
+  /** The wait before a forward target's next attempt after `failuresInRow` failures in a row (forward/app-response.ts forwardRetryDelay). */
+  forwardRetryDelay(failuresInRow: number): number;
 }
 
 /** No gateway to post to (no hooks token anywhere): why, in words a person can act on. */
@@ -36,8 +36,8 @@ export interface DeliveryOptions {
   target(): GatewayTarget | NoGateway;
   /** `idempotencyKey` null: a request that must never be answered from the gateway's replay cache. */
   post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer>;
-  /** Posts a forwarded event to its local app (forward/app-client.ts); default: a client of the loop's own. */
-  postToApp?(request: AppRequest): Promise<AppAnswer>;
+  /** Posts a forwarded event to its local app (forward/app-client.ts; `signal`: the relay abandoned it); default: a client of the loop's own. */
+  postToApp?(request: AppRequest, signal?: AbortSignal): Promise<AppAnswer>;
   ack(id: number): void;
   /** Hands a message the gateway will not take to the relay's dead shelf. */
   reject(id: number, rejection: Rejection): void;
@@ -46,17 +46,10 @@ export interface DeliveryOptions {
   intercept?(envelope: Envelope): boolean;
   /** The hub's sub-path prefix for envelopes the relay delivers itself (from `ready`; default agentgram). */
   hubPrefix?(): HubPrefix;
-  /** Posts in flight at once across conversations (default 4; 1 = one message at a time); as many again to local apps. */
+  /** Gateway posts in flight at once across conversations (default 4; 1 = one message at a time); an unordered forwarding source's at once. */
   concurrency?: number;
   /** Each outcome as it happens: delivered, rejected to the dead shelf, or retried (delivery-feed.ts). */
   onEvent?(event: DeliveryEvent): void;
-  /** The window the relay granted (its `ready` frame), which setting aside keeps room in; default DEFAULTS.window. */
-  window?(): number;
-  /**
-   * Replays a dead message under a new id (the owner API, relay/messages.ts): what brings a failing app's
-   * set-aside events back (forward/set-aside.ts). Without it nothing is set aside.
-   */
-  replay?(id: number): Promise<number>;
   /** Shorter waits for tests; each one left out is the production value. */
   timings?: Partial<DeliveryTimings>;
 }

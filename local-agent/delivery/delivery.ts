@@ -1,5 +1,6 @@
 // Takes delivered messages and posts each into the gateway; acknowledges to the relay only after the
-// gateway accepted it. Order is kept per conversation (conversation-line.ts): one message at a time each, up
+// gateway accepted it. Order is kept per lane (conversation-line.ts; the relay names each frame's lane,
+// an older relay none, and then the agent's own conversation stands in): one message at a time each, up
 // to `concurrency` posts in flight across them, so a retrying message (which holds no post slot while
 // it waits) holds up only its own. Transient failures retry the same message (same Idempotency-Key)
 // within 1 s; DEFAULTS.outageStreak of them in a row mean the gateway is down, and then one post at a
@@ -8,16 +9,16 @@
 // post but the failing message's own rare retry (the gateway locks out after 20 bad tokens a minute); a
 // 429 holds every post for its Retry-After; a content error (400, 413, other 4xx, an unmapped sub-path)
 // rejects that one message to the relay's dead shelf with a reason a person can act on. Events forwarded
-// to a local app (`frame.forward`) keep their order here, one at a time per source, and are posted by
-// ../forward/forward-delivery.ts, apart from all of the gateway's state; a failing app's waiting events are
-// set aside before they fill the relay's window (../forward/set-aside.ts). Covered by
-// test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts, forward-delivery.test.ts, forward-set-aside.test.ts
-// and retry-now.e2e.test.ts (retryNow: `clawrelay retry`).
+// to a local app (`frame.forward`) keep their source's order here (or go several at once for a source
+// whose order does not matter) and are posted by ../forward/forward-delivery.ts, apart from all of the
+// gateway's state. A message the relay abandons (dropped, or sent again for a new target) stops where it
+// is: no ack, no reject, no further attempt. Covered by test/node/delivery.e2e.test.ts,
+// gateway-outage.e2e.test.ts, forward-delivery.test.ts, delivery-abandon.test.ts and retry-now.e2e.test.ts
+// (retryNow: `clawrelay retry`).
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
 import { ForwardDelivery } from "../forward/forward-delivery.ts";
-import type { AsideLoop } from "../forward/set-aside.ts";
 import { ConversationLine } from "./conversation-line.ts";
 import { PROBE_BODY, PROBE_SUBPATH, classifyGatewayResponse, classifyProbe } from "./gateway-response.ts";
 import type { GatewayOutcome } from "./gateway-response.ts";
@@ -56,24 +57,23 @@ export class DeliveryLoop {
     this.slots = new PostSlots(Math.max(1, Math.trunc(options.concurrency ?? DEFAULT_CONCURRENCY) || DEFAULT_CONCURRENCY));
     this.status = {
       counted_since: Date.now(), delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
-      queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null, lanes: [],
+      queued: 0, in_flight: 0, concurrency: this.slots.concurrency, gateway_down: null,
+      get lanes() { return line.lanes(); },
     };
-    this.line = new ConversationLine({
+    const line = (this.line = new ConversationLine({
       run: (pending) => this.deliver(pending).catch((err: unknown) => this.options.logger.error("delivery failed", { id: pending.frame.id, error: String(err) })),
-      ended: ({ frame }) => {
-        if (frame.forward) this.forwards.aside?.headFinished(frame.forward.source);
-      },
+      // A source whose order does not matter posts up to the loop's concurrency at once.
+      parallel: ({ frame }) => (frame.forward?.ordered === false ? this.slots.concurrency : 1),
       changed: () => {
         this.status.queued = this.line.waitingCount + this.line.startedCount;
         this.status.in_flight = this.line.startedCount;
       },
       stopping: () => this.stopping,
-    });
+    }));
     this.forwards = new ForwardDelivery({
       ...(options.postToApp ? { post: options.postToApp } : {}),
-      concurrency: this.slots.concurrency,
       logger: options.logger,
-      sleep: (ms) => this.sleep(ms),
+      sleep: (ms, signal) => this.waits.sleep(ms, signal),
       ...(options.timings?.forwardRetryDelay ? { retryDelay: options.timings.forwardRetryDelay } : {}),
       stopping: () => this.stopping,
       emit: (pending, event) => this.emit(pending, event),
@@ -82,37 +82,34 @@ export class DeliveryLoop {
         this.options.ack(frame.id);
         this.status.delivered++;
       },
-      ...(options.replay ? { aside: this.asideLoop(options.replay) } : {}),
     });
   }
 
   push(frame: DeliveryFrame): void {
     if (this.stopping || !this.line.claim(frame.id)) return;
-    const pending = pendingFor(frame);
-    if (this.forwards.aside?.intercept(pending)) return;
-    this.line.add(pending);
-    this.forwards.aside?.relieve();
+    this.line.add(pendingFor(frame));
   }
 
   /** The relay resends everything unacknowledged after a reconnect: forget what has not started. */
   dropQueued(): void {
     this.line.dropWaiting();
-    for (const pending of this.forwards.aside?.dropHeld() ?? []) this.line.forget(pending.frame.id);
   }
 
-  /** What setting aside a failing app's events (../forward/set-aside.ts) needs of the loop. */
-  private asideLoop(replay: (id: number) => Promise<number>): AsideLoop {
-    const { line } = this;
-    return {
-      window: () => this.options.window?.() ?? DEFAULTS.window,
-      unfinished: () => line.waitingCount + line.startedCount,
-      started: (c) => line.started(c), holds: (c) => line.holds(c), takeWaiting: (c) => line.take(c), enqueue: (p) => line.add(p),
-      reject: (id, rejection) => {
-        line.forget(id);
-        this.options.reject(id, rejection);
-      },
-      replay,
-    };
+  /**
+   * The relay took message `id` back (an `abandon` frame): it stops where it is, its lane moves on, and
+   * the relay may send it again. A gateway post already under way may still land; its answer is ignored.
+   */
+  abandon(id: number, reason: string): void {
+    const was = this.line.abandon(id);
+    if (was === null) return;
+    // Its pause would hold every gateway post with no one left to lift it: the next failure may pause again.
+    if (this.slots.pausedBy === id) this.setPausedBy(null, this.status.paused);
+    this.options.logger.info("message abandoned", { id, reason, was });
+  }
+
+  /** The loop is stopping, or the relay abandoned this message: nothing more is done for it. */
+  private gone(pending: Pending): boolean {
+    return this.stopping || pending.abort.signal.aborted;
   }
 
   /**
@@ -134,10 +131,6 @@ export class DeliveryLoop {
   private setPausedBy(id: number | null, reason: string | null): void {
     this.status.paused = reason;
     this.slots.setPausedBy(id);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return this.waits.sleep(ms);
   }
 
   /**
@@ -165,9 +158,9 @@ export class DeliveryLoop {
     let failures = 0;
     let attempts = 0;
     let waitedForGateway = false;
-    while (!this.stopping) {
+    while (!this.gone(pending)) {
       await this.slots.acquire(frame.id);
-      if (this.stopping) return void this.slots.release(frame.id);
+      if (this.gone(pending)) return void this.slots.release(frame.id);
       const target = this.options.target();
       if ("problem" in target) {
         this.slots.release(frame.id);
@@ -182,17 +175,18 @@ export class DeliveryLoop {
         answer = await this.options.post(target, request, key);
         attempts++;
         outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
-        if (outcome.kind === "not_found" && !this.stopping) outcome = await this.probe(target, request, outcome.reason);
+        if (outcome.kind === "not_found" && !this.gone(pending)) outcome = await this.probe(target, request, outcome.reason);
         // Before the slot is freed, so a post that finds the gateway down hands its slot to no one.
-        if (!this.stopping) this.noteGateway(outcome, pending, request.subpath);
+        if (!this.gone(pending)) this.noteGateway(outcome, pending, request.subpath);
       } catch (err) {
         // Refused before anything was sent (the forwarder's own checks): this message can never go.
+        if (this.gone(pending)) return;
         return this.rejectMessage(pending, request.subpath, { reason: `not posted: ${(err as Error).message}`, status: 0, attempts });
       } finally {
         probe = this.slots.release(frame.id);
         if (probe && this.status.gateway_down) this.status.gateway_down.probes++;
       }
-      if (this.stopping) return;
+      if (this.gone(pending)) return;
       if (outcome.kind === "accepted") return this.accepted(pending, request, answer.status, attempts);
       if (outcome.kind === "content_error") return this.rejectMessage(pending, request.subpath, { reason: outcome.reason, status: answer.status, attempts });
       const reason = reasonOf(outcome);
@@ -201,6 +195,7 @@ export class DeliveryLoop {
         return this.rejectMessage(pending, request.subpath, { reason: `ttl_expired while the gateway kept failing: ${reason}`, status: answer.status, attempts });
       }
       this.status.last_error = { id: frame.id, message: reason, at: Date.now() };
+      pending.lastError = reason;
       // While the gateway is down the message waits in line for the probe, with no timer of its own; a
       // probe's failure is no news (the "gateway down" line said it), a post's that was under way is.
       if (outcome.kind === "transient" && this.slots.down) {
@@ -215,7 +210,10 @@ export class DeliveryLoop {
       if (outcome.kind === "rate_limited") this.slots.hold(wait);
       this.emit(pending, { outcome: "retrying", subpath: request.subpath, status: answer.status, attempts, detail: reason });
       logger[outcome.kind === "config_error" ? "error" : "warn"](answer.status === 0 ? "gateway unreachable" : "gateway refused", { id: frame.id, subpath: request.subpath, status: answer.status, error: reason, retry_in_ms: wait });
-      await this.sleep(Math.min(wait, Math.max(0, frame.expires_at - Date.now())));
+      const sleepMs = Math.min(wait, Math.max(0, frame.expires_at - Date.now()));
+      pending.nextTryAt = Date.now() + sleepMs;
+      await this.waits.sleep(sleepMs, pending.abort.signal);
+      pending.nextTryAt = null;
     }
   }
 
@@ -232,8 +230,9 @@ export class DeliveryLoop {
       this.emit(pending, { outcome: "retrying", subpath, status: 0, attempts, detail: reason });
       this.options.logger.warn("waiting for a gateway", { id: frame.id, subpath, error: problem });
     }
-    await this.sleep(Math.min(this.options.timings?.noGatewayRetryMs ?? NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())));
-    return !this.stopping;
+    pending.lastError = reason;
+    await this.waits.sleep(Math.min(this.options.timings?.noGatewayRetryMs ?? NO_GATEWAY_RETRY_MS, Math.max(0, frame.expires_at - Date.now())), pending.abort.signal);
+    return !this.gone(pending);
   }
 
   /** Keeps the failure streak, and says when the gateway went down (post-slots.ts probes it) and came back. */

@@ -1,6 +1,8 @@
-// A delivered frame as the delivery loop (delivery.ts) holds it: parsed once, with its conversation and
-// sender; the gateway request it becomes; the feed event each of its outcomes makes. Pure. Covered by
-// test/node/delivery.e2e.test.ts, conversations.e2e.test.ts and gateway-path.test.ts.
+// A delivered frame as the delivery loop (delivery.ts) holds it: parsed once, with its conversation (its
+// lane, as the relay named it; against an older relay, the agent's own conversationOf) and sender, the
+// signal that it was abandoned, and what its lane shows meanwhile; the gateway request it becomes; the
+// feed event each of its outcomes makes. Pure. Covered by test/node/delivery.e2e.test.ts,
+// conversations.e2e.test.ts, delivery-abandon.test.ts and gateway-path.test.ts.
 import { isCanonicalSubpath } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope, HubPrefix } from "../../protocol/index.ts";
 import type { DeliveryEvent } from "../inspector/delivery-feed.ts";
@@ -14,9 +16,16 @@ export interface Pending {
   envelope: Envelope | null;
   /** Why an envelope frame could not be parsed (deliver() rejects it with this). */
   unreadable: string | null;
+  /** Its lane: order is kept within it (conversation-line.ts). */
   conversation: string;
   /** Who it is from, for a person looking at deliveries (senderOf). */
   sender: string | null;
+  /** Aborted when the relay takes it back (an `abandon` frame): no ack, no reject, no further attempt. */
+  readonly abort: AbortController;
+  /** While it waits to try again: when (ms). */
+  nextTryAt: number | null;
+  /** Its latest failure, as a person reads it. */
+  lastError: string | null;
 }
 
 export function pendingFor(frame: DeliveryFrame): Pending {
@@ -27,8 +36,11 @@ export function pendingFor(frame: DeliveryFrame): Pending {
   } catch (err) {
     unreadable = (err as Error).message;
   }
-  const conversation = conversationOf(frame, envelope);
-  return { frame, envelope, unreadable, conversation, sender: senderOf(frame, envelope, conversation) };
+  const own = conversationOf(frame, envelope);
+  // The relay's lane is the same key for a gateway conversation (protocol/lanes.ts laneOf), so only a
+  // frame from an older relay, which names none, is ordered by the agent's own.
+  const conversation = typeof frame.lane === "string" && frame.lane !== "" ? frame.lane : own;
+  return { frame, envelope, unreadable, conversation, sender: senderOf(frame, envelope, own), abort: new AbortController(), nextTryAt: null, lastError: null };
 }
 
 /** What to post for a pending message; throws when it cannot go (no request, or one that leaves hooks.path). */

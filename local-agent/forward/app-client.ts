@@ -10,7 +10,7 @@ import type { LookupFunction } from "node:net";
 import { addressClass } from "../../protocol/index.ts";
 import type { ForwardMethod } from "../../protocol/index.ts";
 import { guardedLookup, literalRefusal, PublicTargetError } from "./address-guard.ts";
-import { answerDetail, FORWARD_DEFAULTS } from "./app-response.ts";
+import { answerDetail, FORWARD_DEFAULTS, isRefusedConnection } from "./app-response.ts";
 import type { AppAnswer } from "./app-response.ts";
 
 export interface AppRequest {
@@ -23,10 +23,13 @@ export interface AppRequest {
   method: ForwardMethod;
   headers: [string, string][];
   body: Uint8Array;
+  /** No answer within this is a failure (the source's timeout_sec); default: the client's. */
+  timeoutMs?: number;
 }
 
 export interface AppClient {
-  post(request: AppRequest): Promise<AppAnswer>;
+  /** `signal`: aborting it gives up the post (the relay abandoned the event); the answer is then meaningless. */
+  post(request: AppRequest, signal?: AbortSignal): Promise<AppAnswer>;
   close(): void;
 }
 
@@ -49,14 +52,14 @@ export function createAppClient(options: AppClientOptions = {}): AppClient {
   };
   const timeoutMs = options.timeoutMs ?? FORWARD_DEFAULTS.timeoutMs;
   return {
-    post: (request) => postToApp(request, agents, timeoutMs, options.lookup),
+    post: (request, signal) => postToApp(request, agents, request.timeoutMs ?? timeoutMs, options.lookup, signal),
     close: () => {
       for (const agent of [...agents.http, ...agents.https]) agent.destroy();
     },
   };
 }
 
-function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: HttpsAgent[] }, timeoutMs: number, lookup: LookupFunction | undefined): Promise<AppAnswer> {
+function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: HttpsAgent[] }, timeoutMs: number, lookup: LookupFunction | undefined, signal: AbortSignal | undefined): Promise<AppAnswer> {
   const url = new URL(message.url);
   const https = url.protocol === "https:";
   const refused = message.allowPublic ? null : literalRefusal(url.hostname, message.source, message.target);
@@ -69,10 +72,12 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
   const headers = ["host", url.host, ...message.headers.flat(), "content-length", String(message.body.byteLength)];
   return new Promise<AppAnswer>((done) => {
     let settled = false;
+    const onAbort = () => req.destroy(Object.assign(new Error("the relay abandoned the event"), { code: "ABANDONED" }));
     const finish = (answer: AppAnswer) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
+      signal?.removeEventListener("abort", onAbort);
       done(answer);
     };
     const deadline = setTimeout(() => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: "ETIMEDOUT" })), timeoutMs);
@@ -120,8 +125,10 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
     }
     req.on("error", (err: NodeJS.ErrnoException) => {
       if (err instanceof PublicTargetError) return finish({ kind: "not_sent", reason: err.message });
-      finish({ kind: "unreachable", detail: unreachableText(err, url), refusedConnection: err.code === "ECONNREFUSED" });
+      finish({ kind: "unreachable", detail: unreachableText(err, url), refusedConnection: isRefusedConnection(err.code) });
     });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     req.end(message.body);
   });
 }

@@ -1,13 +1,37 @@
 // The request a forwarded event becomes (a delivery frame with `forward`, protocol/forward.ts): the URL
 // its tail makes under the target, its method, its body's bytes and the frame's headers as they are (the
 // sender's, then the relay's x-clawrelay-*). Checked again here, whatever the relay sent: an event that
-// cannot be posted is refused with the reason, before any connection. Pure; imported by forward-delivery.ts; covered by test/node/forward-delivery.test.ts.
-import { checkForwardTarget, FORWARD_METHODS, forwardUrl, fromBase64, utf8 } from "../../protocol/index.ts";
+// cannot be posted is refused with the reason, before any connection. And the source's policy the frame
+// carries (post time limit, retry budget, order), each within its bounds, the defaults when a relay sent
+// none. Pure; imported by forward-delivery.ts; covered by test/node/forward-delivery.test.ts and
+// forward-policy.test.ts.
+import { checkForwardTarget, FORWARD_METHODS, FORWARD_POLICY, forwardUrl, fromBase64, utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame, ForwardFrame } from "../../protocol/index.ts";
 import type { AppRequest } from "./app-client.ts";
 
 /** Headers of the connection, not the sender's: the agent's own request sets what it needs of them (Host, Content-Length). */
 const CONNECTION_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer", "expect"]);
+
+/** How a source's events are posted (protocol/lanes.ts FORWARD_POLICY). */
+export interface ForwardPolicy {
+  timeoutMs: number;
+  /** Failures that spend the budget (answered failures, time-outs, resets) an event may have beyond its first. */
+  retries: number;
+  /** False: its events may be posted several at once. */
+  ordered: boolean;
+}
+
+function within(value: unknown, min: number, max: number, fallback: number): number {
+  return typeof value === "number" && Number.isFinite(value) ? Math.min(max, Math.max(min, Math.trunc(value))) : fallback;
+}
+
+export function forwardPolicy(forward: ForwardFrame): ForwardPolicy {
+  return {
+    timeoutMs: within(forward.timeout_sec, 1, FORWARD_POLICY.timeoutSecMax, FORWARD_POLICY.timeoutSec) * 1000,
+    retries: within(forward.retries, 0, FORWARD_POLICY.retriesMax, FORWARD_POLICY.retries),
+    ordered: forward.ordered !== false,
+  };
+}
 
 export type BuiltRequest = { ok: true; request: AppRequest } | { ok: false; problem: string };
 
@@ -34,5 +58,5 @@ export function forwardRequest(frame: DeliveryFrame, forward: ForwardFrame): Bui
   const headers = forward.headers.filter(([name]) => !CONNECTION_HEADERS.has(name.toLowerCase()));
   const body = frame.encoding === "utf8" ? utf8(frame.body) : fromBase64(frame.body);
   if (body === null) return fail("its body is not valid base64");
-  return { ok: true, request: { source, target, allowPublic: forward.allow_public === true, url, method, headers, body } };
+  return { ok: true, request: { source, target, allowPublic: forward.allow_public === true, url, method, headers, body, timeoutMs: forwardPolicy(forward).timeoutMs } };
 }

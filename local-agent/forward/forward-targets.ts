@@ -1,8 +1,8 @@
 // How each forwarding source's app has been answering since the agent started: the last answer, since
 // when it has been failing and why, and the counts. In memory only, like the delivery counters. Kept by
-// forward-delivery.ts and set-aside.ts; read by agent.ts (GET /clawrelay/status → `forwards`),
-// cli/cli-status.ts, the doctor (doctor/doctor-forward.ts) and the inspector. Covered by
-// test/node/forward-delivery.test.ts, forward-status.test.ts and forward-set-aside.test.ts.
+// forward-delivery.ts; read by agent.ts (GET /clawrelay/status → `forwards`), cli/cli-status.ts, the
+// doctor (doctor/doctor-forward.ts) and the inspector. Covered by test/node/forward-delivery.test.ts,
+// forward-policy.test.ts and forward-status.test.ts.
 
 export interface ForwardTargetStatus {
   source: string;
@@ -20,8 +20,8 @@ export interface ForwardTargetStatus {
   next_try_at: number | null;
   /** Failures its current head has spent of the source's retry budget (protocol/lanes.ts FORWARD_POLICY). */
   head_failures: number;
-  /** Its events on the relay's dead shelf now, set aside while its app failed, to be replayed when it answers (set-aside.ts). */
-  set_aside: number;
+  /** The source's retry budget, as its latest event named it (FORWARD_POLICY.retries when it named none). */
+  retries?: number;
 }
 
 export class ForwardTargets {
@@ -31,7 +31,7 @@ export class ForwardTargets {
   seen(source: string, target: string): ForwardTargetStatus {
     let state = this.bySource.get(source);
     if (!state) {
-      state = { source, target, last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0 };
+      state = { source, target, last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, next_try_at: null, head_failures: 0 };
       this.bySource.set(source, state);
     }
     if (state.target !== target) {
@@ -45,11 +45,6 @@ export class ForwardTargets {
 
   find(source: string): ForwardTargetStatus | undefined {
     return this.bySource.get(source);
-  }
-
-  /** The live states (set-aside.ts looks for failing ones). */
-  live(): IterableIterator<ForwardTargetStatus> {
-    return this.bySource.values();
   }
 
   /** Copies, sorted by source, for a status answer. */

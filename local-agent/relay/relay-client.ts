@@ -4,10 +4,18 @@
 // auth → ready, message / ack / reject / rejected, error. With a journal (delivery-journal.ts) every ack
 // is on disk before it is sent, and the resume cursor survives restarts: a message the gateway accepted
 // is never posted again, however late it returns. Frames beyond that protocol (messages, the hub link's
-// hub_token, and whatever later protocol versions add) go by type to the handlers registered with on();
-// the agent's parts send theirs with send(). Used by relay-link.ts; covered by
-// test/node/relay-client.test.ts, heartbeat.e2e.test.ts and journal.e2e.test.ts.
-import { CLOSE_CODES, PING_FRAME, connectSigningInput, toBase64 } from "../../protocol/index.ts";
+// hub_token, abandon, and whatever later protocol versions add) go by type to the handlers registered
+// with on(); the agent's parts send theirs with send().
+//
+// Lanes (protocol/lanes.ts): the auth names the feature, and a relay whose `ready` names it too sends
+// each lane's messages on their own, so ids arrive and finish out of order. The resume cursor then
+// moves only by the `floor` each frame carries (the relay holds nothing queued up to it), never by an
+// ack; a `restored` frame (an event an older agent set aside, put back in its lane) is delivered though
+// its id is under the cursor; an `abandon` frame takes a message back (dropped, or sent again for a new
+// target). Against a relay that does not name it, everything is as before. Used by relay-link.ts;
+// covered by test/node/relay-client.test.ts, relay-client-lanes.test.ts, heartbeat.e2e.test.ts and
+// journal.e2e.test.ts.
+import { CLOSE_CODES, PING_FRAME, PROTOCOL_FEATURES, connectSigningInput, toBase64 } from "../../protocol/index.ts";
 import type { ClientFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
 import type { Identity } from "../identity.ts";
@@ -47,6 +55,8 @@ export interface FinishedLog {
   /** Binds to the inbox's epoch; true when it differed and everything was forgotten. */
   adopt(epoch: string): boolean;
   has(id: number): boolean;
+  /** Finished by a record of its own, not merely under the cursor (a restored message's check). */
+  recorded(id: number): boolean;
   finish(id: number, cursor: number): void;
   reset(cursor: number): void;
 }
@@ -84,8 +94,10 @@ export class RelayClient {
   private sentAfter = 0;
   /** The relay's error frame on the current socket (why it is about to close it). */
   private refusal: string | undefined;
-  /** Ids received on the current socket and not yet acknowledged (or rejected and confirmed). */
+  /** Ids received on the current socket and not yet acknowledged (or rejected and confirmed, or abandoned). */
   private readonly open = new Set<number>();
+  /** The current socket's relay speaks lanes (its `ready` named the feature). */
+  private lanes = false;
   private readonly url: string;
   private readonly timing: SocketTiming;
   private readonly options: RelayClientOptions;
@@ -103,6 +115,7 @@ export class RelayClient {
       protocol: {
         beforeConnect: () => {
           this.open.clear();
+          this.lanes = false;
           this.refusal = undefined;
           return true;
         },
@@ -140,13 +153,18 @@ export class RelayClient {
     return this.finishedUpTo;
   }
 
+  /** The relay of the current socket sends lanes (false until its `ready`, and against an older relay). */
+  get lanesMode(): boolean {
+    return this.lanes;
+  }
+
   /**
    * Marks a message finished: journals it (on disk before the relay hears of it), tells the relay, and
-   * moves the resume cursor past it when nothing below it is still open.
+   * (without lanes) moves the resume cursor past it when nothing below it is still open.
    */
   ack(id: number): void {
     this.open.delete(id);
-    this.advance(id);
+    if (!this.lanes) this.advance(id);
     this.options.journal?.finish(id, this.finishedUpTo);
     this.send({ type: "ack", id });
   }
@@ -183,6 +201,11 @@ export class RelayClient {
     this.finishedUpTo = Math.max(this.finishedUpTo, Number.isFinite(lowestOpen) ? Math.min(id, lowestOpen - 1) : id);
   }
 
+  /** Lanes: nothing up to `floor` was queued at the relay when the frame was sent; the cursor stays under every open id. */
+  private advanceToFloor(floor: unknown): void {
+    if (typeof floor === "number" && Number.isSafeInteger(floor) && floor >= 0) this.advance(floor);
+  }
+
   private setState(state: ConnectionState, detail: StateDetail): void {
     this.state = state;
     for (const listener of [...this.stateListeners]) listener(state, detail);
@@ -203,28 +226,41 @@ export class RelayClient {
       }
       const signature = toBase64(identity.sign(connectSigningInput(identity.agentId, frame.nonce)));
       this.sentAfter = this.finishedUpTo;
-      const auth: ClientFrame = { type: "auth", key: identity.publicKey, signature, after: this.sentAfter, window: this.options.window ?? DEFAULTS.window };
+      const auth: ClientFrame = { type: "auth", key: identity.publicKey, signature, after: this.sentAfter, window: this.options.window ?? DEFAULTS.window, features: [PROTOCOL_FEATURES.lanes] };
       this.socket.send(JSON.stringify(auth));
     } else if (frame.type === "ready") this.ready(frame);
     else if (frame.type === "message") {
-      if (frame.id <= this.finishedUpTo || this.open.has(frame.id)) return;
-      if (journal?.has(frame.id)) {
-        // Finished before a crash or a lost ack: the gateway has it. Acknowledge, never post again.
-        logger.info("already delivered; acknowledging again", { id: frame.id });
-        this.send({ type: "ack", id: frame.id });
-        return;
-      }
-      this.open.add(frame.id);
-      this.dispatch(frame);
+      this.message(frame);
+      if (this.lanes) this.advanceToFloor(frame.floor);
     } else if (frame.type === "hub_token") {
       if (typeof frame.token === "string" && typeof frame.expires_at === "number") this.dispatch(frame);
     } else if (frame.type === "rejected") {
       if (!this.open.delete(frame.id)) return;
-      this.advance(frame.id);
+      if (!this.lanes) this.advance(frame.id);
+    } else if (frame.type === "abandon") {
+      if (!Number.isSafeInteger(frame.id)) return;
+      // Not this agent's any more: neither ack nor reject follows, and the relay may send it again.
+      this.open.delete(frame.id);
+      this.dispatch(frame);
     } else if (frame.type === "error") {
       if (frame.id !== undefined) logger.warn("relay ignored a frame", { id: frame.id, code: frame.code, error: frame.message });
       else this.refusal = `${frame.code}: ${frame.message}`;
     } else if (frame.type !== "pong") this.dispatch(frame);
+  }
+
+  private message(frame: FrameOf<"message">): void {
+    const { logger, journal } = this.options;
+    // A restored message is under the cursor by nature (an older agent passed it when it set it aside).
+    const restored = this.lanes && frame.restored === true;
+    if ((!restored && frame.id <= this.finishedUpTo) || this.open.has(frame.id)) return;
+    if (restored ? journal?.recorded(frame.id) : journal?.has(frame.id)) {
+      // Finished before a crash or a lost ack: the gateway has it. Acknowledge, never post again.
+      logger.info("already delivered; acknowledging again", { id: frame.id });
+      this.send({ type: "ack", id: frame.id });
+      return;
+    }
+    this.open.add(frame.id);
+    this.dispatch(frame);
   }
 
   private ready(frame: FrameOf<"ready">): void {
@@ -236,6 +272,7 @@ export class RelayClient {
       this.finishedUpTo = frame.after;
       journal?.reset(frame.after);
     }
+    this.lanes = Array.isArray(frame.features) && frame.features.includes(PROTOCOL_FEATURES.lanes);
     this.socket.markAuthenticated();
     logger.info("relay connected", { url: this.url, after: frame.after, backlog: frame.backlog });
     this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}) });

@@ -4,7 +4,7 @@ import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, statSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DeliveryJournal } from "../../local-agent/delivery/delivery-journal.ts";
+import { DeliveryJournal, LATE_KEPT } from "../../local-agent/delivery/delivery-journal.ts";
 
 const scope = { agentId: "ag_journaltest" };
 let dir: string;
@@ -231,6 +231,29 @@ describe("compaction", () => {
     for (let i = 0; i < 1_000; i++) journal.finish(2, 3);
     expect(lines().slice(1, 4)).toEqual(["f 3 3", "f 5 3", "f 9 3"]);
     expect(lines().length).toBeLessThan(1_000);
+  });
+});
+
+describe("ids finished below the cursor (lanes: a restored message)", () => {
+  it("are recorded (an id merely under the cursor is not), through a reopen and a compaction; the latest LATE_KEPT are kept", () => {
+    const journal = open();
+    journal.finish(100, 100);
+    journal.finish(7, 100);
+    expect(journal.recorded(7)).toBe(true);
+    expect(journal.recorded(8)).toBe(false);
+    expect(journal.has(8)).toBe(true);
+    journal.finish(102, 100);
+    expect(journal.recorded(102)).toBe(true);
+    const again = reopen(journal);
+    expect([again.recorded(7), again.recorded(8), again.recorded(102)]).toEqual([true, false, true]);
+    again.finish(10_000, 10_000);
+    for (let id = 1_000; id < 1_000 + LATE_KEPT; id++) again.finish(id, 10_000);
+    expect(again.recorded(7)).toBe(false);
+    expect(again.recorded(1_000)).toBe(true);
+    expect(lines().length).toBeLessThan(3 * LATE_KEPT);
+    const third = reopen(again);
+    expect([third.recorded(7), third.recorded(1_000), third.recorded(999 + LATE_KEPT)]).toEqual([false, true, true]);
+    expect(third.cursor).toBe(10_000);
   });
 });
 

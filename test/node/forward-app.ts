@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { Server } from "node:http";
 import { steadyPort } from "../support/node/steady-port.ts";
 import { toBase64 } from "../../protocol/index.ts";
-import type { DeliveryFrame, ForwardMethod } from "../../protocol/index.ts";
+import type { DeliveryFrame, ForwardFrame, ForwardMethod } from "../../protocol/index.ts";
 import { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
 import type { DeliveryOptions } from "../../local-agent/delivery/delivery-options.ts";
 import type { Rejection } from "../../local-agent/delivery/delivery-status.ts";
@@ -84,6 +84,10 @@ export interface ForwardFrameInput {
   headers?: [string, string][];
   allowPublic?: boolean;
   ttlMs?: number;
+  /** The source's policy as a lanes relay sends it (none: an older relay's frame). */
+  policy?: Pick<ForwardFrame, "timeout_sec" | "retries" | "ordered">;
+  /** The frame's lane (none: an older relay's frame). */
+  lane?: string;
 }
 
 export function forwardFrame(id: number, input: ForwardFrameInput): DeliveryFrame {
@@ -106,7 +110,9 @@ export function forwardFrame(id: number, input: ForwardFrameInput): DeliveryFram
       method: input.method ?? "POST",
       tail: input.tail ?? "",
       headers: input.headers ?? [["content-type", "application/json"]],
+      ...input.policy,
     },
+    ...(input.lane ? { lane: input.lane } : {}),
   };
 }
 

@@ -22,8 +22,8 @@ function agentStatus(now: number): AgentStatus {
       counted_since: now, delivered: 2, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null,
       queued: 1, in_flight: 1, concurrency: 4, gateway_down: null, lanes: [], cursor: 2,
       forwards: [
-        { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: { status: 200, detail: "ok", at: now - 120_000, id: 2 }, failing_since: now - 90_000, last_error: "connection refused by 127.0.0.1:3000 (is the app running?)", delivered: 1, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0 },
-        { source: "github", target: "http://127.0.0.1:4000/gh", last_answer: { status: 204, detail: "", at: now - 5000, id: 1 }, failing_since: null, last_error: null, delivered: 1, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0 },
+        { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: { status: 200, detail: "ok", at: now - 120_000, id: 2 }, failing_since: now - 90_000, last_error: "connection refused by 127.0.0.1:3000 (is the app running?)", delivered: 1, rejected: 0, next_try_at: null, head_failures: 0 },
+        { source: "github", target: "http://127.0.0.1:4000/gh", last_answer: { status: 204, detail: "", at: now - 5000, id: 1 }, failing_since: null, last_error: null, delivered: 1, rejected: 0, next_try_at: null, head_failures: 0 },
       ],
     },
     delegation: { waiting: 0, late_results_dropped: 0 },

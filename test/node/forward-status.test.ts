@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 function target(over: Partial<ForwardTargetStatus> = {}): ForwardTargetStatus {
-  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, set_aside: 0, next_try_at: null, head_failures: 0, ...over };
+  return { source: "stripe", target: "http://127.0.0.1:3000/webhooks", last_answer: null, failing_since: null, last_error: null, delivered: 0, rejected: 0, next_try_at: null, head_failures: 0, ...over };
 }
 
 const refusing = target({
