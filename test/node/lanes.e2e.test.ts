@@ -36,7 +36,7 @@ async function startCliAgent(home: AgentHome): Promise<RunningCli> {
   fixture.cleanups.push(async () => {
     if (agent.child.exitCode === null && agent.child.signalCode === null) agent.child.kill("SIGKILL");
   });
-  await waitUntil("the agent's relay connected line", () => agent.stdout().includes('"relay connected"'), 30_000);
+  await waitUntil("the agent's relay connected line", () => agent.stderr().includes('"event":"relay connected"'), 30_000);
   return agent;
 }
 
