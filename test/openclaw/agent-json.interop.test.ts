@@ -9,11 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAgent } from "../../local-agent/agent.ts";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import { runInit } from "../../local-agent/cli/init.ts";
-import { silentLogger } from "../../local-agent/logger.ts";
 import { journalPath, loadSettings, saveSettings } from "../../local-agent/settings.ts";
 import { ensureOpenClaw } from "../../scripts/openclaw-install.ts";
 import { runCli } from "../node/cli-harness.ts";
-import { NO_HUB, postHook, queueItems, startRelay, waitUntil } from "../support/node/stack.ts";
+import { NO_HUB, postHook, queueItems, recordingLogger, startRelay, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 import { startFakeModel } from "./support/fake-model.ts";
 import type { FakeModel } from "./support/fake-model.ts";
@@ -52,7 +51,8 @@ describe("agent.json followed, with the real gateway", () => {
   it("a stale hooks token in agent.json: paused on 401; fixed in agent.json, delivered without a restart", async () => {
     saveSettings(home.settingsPath, { ...loadSettings(home.settingsPath), gateway: { hooks_token: "stale-hooks-token-from-before" } });
     home.settings = loadSettings(home.settingsPath);
-    agent = await startAgent({ settings: home.settings, env: home.env, logger: silentLogger, apiPort: 0, runDir: home.dir, journalFile: journalPath(home.dir) });
+    const logger = recordingLogger();
+    agent = await startAgent({ settings: home.settings, env: home.env, logger, apiPort: 0, runDir: home.dir, journalFile: journalPath(home.dir) });
     await waitUntil("connected", () => agent!.status().relay.state === "connected");
     expect((await postHook(relay.url, home, "agentgram_inbox/agent", hubBody("waiting out a stale token"))).status).toBe(202);
     await waitUntil("paused on 401", () => agent!.status().delivery.paused !== null, 30_000);
@@ -61,10 +61,12 @@ describe("agent.json followed, with the real gateway", () => {
     expect(paused.stdout).toContain("PAUSED");
 
     saveSettings(home.settingsPath, { ...loadSettings(home.settingsPath), gateway: { hooks_token: gateway.hooksToken } });
-    const fixedAt = Date.now();
-    await waitUntil("delivered with the fixed token", () => agent!.status().delivery.delivered === 1, 30_000);
-    // Well before the paused message's own 60 s retry: the changed target woke it.
-    expect(Date.now() - fixedAt).toBeLessThan(20_000);
+    await waitUntil("delivered with the fixed token", () => agent!.status().delivery.delivered === 1, 90_000);
+    // Not the paused message's own 60 s retry: the changed target woke it, before it was delivered.
+    const events = logger.lines.map((l) => l.event);
+    const woke = logger.lines.findIndex((l) => l.event === "retrying now" && l.fields.why === "the gateway settings changed" && Number(l.fields.woken) >= 1);
+    expect(woke).toBeGreaterThanOrEqual(0);
+    expect(events.indexOf("delivered")).toBeGreaterThan(woke);
     await waitUntil("the relay's queue empty", async () => (await queueItems(relay.url, home, "all")).length === 0, 30_000);
     await waitUntil("the model saw it", () => model.requests.some((r) => r.messages.some((m) => m.content.includes("waiting out a stale token"))), 60_000);
     const after = await runCli(["status"], home.env, 30_000);
