@@ -52,6 +52,11 @@ export type ServerFrame =
    * agent stops posting it and sends neither ack nor reject for it.
    */
   | AbandonFrame
+  /**
+   * Lanes only: sent when the agent holds nothing and nothing is to be sent, and the floor moved on since
+   * it was last told: no id up to `floor` is queued (see DeliveryFrame.floor).
+   */
+  | { type: "floor"; floor: number }
   /** Sent before a close, or alone (with `id`) when an ack or reject named a message not sent here. */
   | { type: "error"; code: string; message: string; id?: number };
 

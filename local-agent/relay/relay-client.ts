@@ -8,9 +8,8 @@
 // with on(); the agent's parts send theirs with send().
 //
 // Lanes (protocol/lanes.ts): the auth names the feature, and a relay whose `ready` names it too sends
-// each lane's messages on their own, so ids arrive and finish out of order. The resume cursor then
-// moves only by the `floor` each frame carries (the relay holds nothing queued up to it), never by an
-// ack; a `restored` frame (an event an older agent set aside, put back in its lane) is delivered though
+// each lane's messages on their own, so ids arrive and finish out of order. The resume cursor then moves
+// only by the `floor` a message or floor frame carries (nothing queued up to it), never by an ack; a `restored` frame (an event an older agent set aside, put back in its lane) is delivered though
 // its id is under the cursor; an `abandon` frame takes a message back (dropped, or sent again for a new
 // target). Against a relay that does not name it, everything is as before. Used by relay-link.ts;
 // covered by test/node/relay-client.test.ts, relay-client-lanes.test.ts, heartbeat.e2e.test.ts and
@@ -237,6 +236,12 @@ export class RelayClient {
     } else if (frame.type === "rejected") {
       if (!this.open.delete(frame.id)) return;
       if (!this.lanes) this.advance(frame.id);
+    } else if (frame.type === "floor") {
+      if (!this.lanes) return;
+      const before = this.finishedUpTo;
+      this.advanceToFloor(frame.floor);
+      // On disk too, so a restart resumes from here.
+      if (this.finishedUpTo > before) journal?.finish(this.finishedUpTo, this.finishedUpTo);
     } else if (frame.type === "abandon") {
       if (!Number.isSafeInteger(frame.id)) return;
       // Not this agent's any more: neither ack nor reject follows, and the relay may send it again.

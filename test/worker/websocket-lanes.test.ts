@@ -221,6 +221,8 @@ describe("messages an older agent set aside", () => {
     client.ack(e[1]!);
     expect(await client.messages(1)).toMatchObject([{ id: e[6], floor: e[3]! - 1 }]);
     for (const id of [e[3]!, e[4]!, e[5]!, e[6]!]) client.ack(id);
+    // Holding nothing, with nothing left: the floor frame says every id so far is done.
+    expect(await client.next("floor")).toEqual({ type: "floor", floor: e[6] });
     await client.expectQuiet();
     expect(await queued(inbox)).toBe(0);
   });

@@ -42,6 +42,8 @@ export interface LanesSocket {
   lanes: true;
   window: number;
   inflight: number[];
+  /** The last floor this socket was told (on a message frame or a floor frame). */
+  floor?: number;
 }
 
 export type SocketState =
@@ -257,13 +259,17 @@ function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }:
   const index = store.lanes();
   const inflight = state.inflight.filter((id) => index.laneOf(id) !== null);
   const next = nextToSend(index, inflight, state.window, forwardTargets);
-  if (next.length === 0 && inflight.length === state.inflight.length) return 0;
   const floor = (index.lowest() ?? store.queueStats().lastSeq + 1) - 1;
+  // Holding nothing and sent nothing: the agent hears of a floor that moved on, or its resume cursor
+  // would wait for the next message to pass what it finished.
+  const idleFloor = next.length === 0 && inflight.length === 0 && floor > (state.floor ?? 0);
+  if (next.length === 0 && inflight.length === state.inflight.length && !idleFloor) return 0;
   for (const seq of next) {
     const message = store.find(seq)!;
     send(ws, { ...deliveryFrame(message, forwardTargets), lane: index.laneOf(seq)!, floor, ...(message.restored ? { restored: true } : {}) });
   }
-  ws.serializeAttachment({ ...state, inflight: [...inflight, ...next] } satisfies LanesSocket);
+  if (idleFloor) send(ws, { type: "floor", floor });
+  ws.serializeAttachment({ ...state, inflight: [...inflight, ...next], ...(next.length > 0 || idleFloor ? { floor } : {}) } satisfies LanesSocket);
   return next.length;
 }
 
