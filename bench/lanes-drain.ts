@@ -86,6 +86,18 @@ async function storage(relay: HttpClient, home: BenchHome): Promise<Storage> {
   return answer.summary.storage ?? { pump_rows_read: Number.NaN, messages_sent: Number.NaN };
 }
 
+/**
+ * Waits for a condition of the bench's own (an app's counts), checked every 20 ms: the child's until() looks
+ * again only when the agent logs a line, and an agent waiting on a hanging app logs nothing.
+ */
+async function poll(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export interface FirstHook {
   label: string;
   firstMs: number;
@@ -106,7 +118,7 @@ export async function firstHookBehind(run: BenchRun, relay: HttpClient, dir: str
   gateway.onReceive = (hook) => arrivals.set(hook.idempotencyKey ?? "", performance.now());
   const agent = spawnAgent(`agent (${label})`, home.env);
   await agent.waitForEvent("relay connected");
-  if (backlog > 0) await agent.until("the hanging app holding its lane's head", () => app.posts > 0, 30_000);
+  if (backlog > 0) await poll("the hanging app holding its lane's head", () => app.posts > 0, 60_000);
   const before = await storage(relay, home);
   const posted: { key: string; at: number }[] = [];
   for (let i = 0; i < LANES.hooks; i++) {
@@ -115,7 +127,7 @@ export async function firstHookBehind(run: BenchRun, relay: HttpClient, dir: str
     if (answer.status !== 202) throw new Error(`hook -> ${answer.status}`);
     posted.push({ key: idempotencyKeyFor(home.agentId, (JSON.parse(answer.body) as { id: number }).id), at });
   }
-  await agent.until(`all ${LANES.hooks} hooks at the gateway`, () => posted.every((p) => arrivals.has(p.key)), 120_000);
+  await poll(`all ${LANES.hooks} hooks at the gateway`, () => posted.every((p) => arrivals.has(p.key)), 300_000);
   const after = await storage(relay, home);
   await agent.stop();
   const [first, last] = [posted[0]!, posted.at(-1)!];
@@ -152,7 +164,7 @@ export async function drainIntoApps(run: BenchRun, relay: HttpClient, dir: strin
   const agent = spawnAgent(`agent (drain, ${label})`, home.env);
   await agent.waitForEvent("relay connected");
   const start = performance.now();
-  await agent.until(`all ${LANES.drained} events at the apps`, () => apps.every((app) => new Set(app.taken).size >= perApp), 600_000);
+  await poll(`all ${LANES.drained} events at the apps`, () => apps.every((app) => new Set(app.taken).size >= perApp), 600_000);
   const wallMs = performance.now() - start;
   const after = await storage(relay, home);
   await agent.stop();

@@ -47,8 +47,8 @@ export const FORWARD_POLICY = {
   timeoutSec: 30,
   timeoutSecMax: 300,
   /**
-   * Retries after the first failed post: nine failures in all, with the target's back-off (at once, then
-   * 250 ms doubling) about half a minute of waiting plus the posts' own time (a time-out each at most):
+   * Retries after the first failed post: nine failures in all, with the target's back-off (twice at once,
+   * then 250 ms doubling) about half a minute of waiting plus the posts' own time (a time-out each at most):
    * enough for an app's quick restart, short enough that an event the app can never take holds its lane
    * minutes, not the days of its TTL. A refused connection (nothing listening) spends none of it.
    */

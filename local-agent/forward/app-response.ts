@@ -60,13 +60,14 @@ export function classifyAppAnswer(answer: AppAnswer, source: string, nowMs = Dat
 
 /**
  * The wait before a target's next attempt after `failuresInRow` failures in a row since its last success
- * (1 after the first): at once after the first (a reset keep-alive connection, a blip), then 250 ms
- * doubling to 30 s. The target's, not each event's: a backlog waits one back-off, not one per event. No
- * jitter: one agent posts to one app, there is no crowd to spread out.
+ * (1 after the first): at once after the first two (a reset keep-alive connection, an app that refuses
+ * one post in ten: two failures in a row are common in a long drain, three are not), then 250 ms doubling
+ * to 30 s. The target's, not each event's: a backlog waits one back-off, not one per event. No jitter:
+ * one agent posts to one app, there is no crowd to spread out.
  */
 export function forwardRetryDelay(failuresInRow: number): number {
-  if (failuresInRow <= 1) return 0;
-  return Math.min(FORWARD_DEFAULTS.maxRetryMs, FORWARD_DEFAULTS.firstRetryMs * 2 ** (failuresInRow - 2));
+  if (failuresInRow <= 2) return 0;
+  return Math.min(FORWARD_DEFAULTS.maxRetryMs, FORWARD_DEFAULTS.firstRetryMs * 2 ** (failuresInRow - 3));
 }
 
 /** Errors of a connection that never reached an app (nothing listening, no such host): the app did not see the event. */

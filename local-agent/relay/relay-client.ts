@@ -7,13 +7,12 @@
 // hub_token, abandon, and whatever later protocol versions add) go by type to the handlers registered
 // with on(); the agent's parts send theirs with send().
 //
-// Lanes (protocol/lanes.ts): the auth names the feature, and a relay whose `ready` names it too sends
-// each lane's messages on their own, so ids arrive and finish out of order. The resume cursor then moves
-// only by the `floor` a message or floor frame carries (nothing queued up to it), never by an ack; a `restored` frame (an event an older agent set aside, put back in its lane) is delivered though
-// its id is under the cursor; an `abandon` frame takes a message back (dropped, or sent again for a new
-// target). Against a relay that does not name it, everything is as before. Used by relay-link.ts;
-// covered by test/node/relay-client.test.ts, relay-client-lanes.test.ts, heartbeat.e2e.test.ts and
-// journal.e2e.test.ts.
+// Lanes (protocol/lanes.ts): with a relay whose `ready` names the feature too, ids arrive and finish out
+// of order; the resume cursor moves only by the `floor` a message or floor frame carries (nothing queued
+// up to it), never by an ack; a `restored` frame (an event an older agent set aside, back in its lane) is
+// delivered though under the cursor; `abandon` takes a message back (dropped, or resent for a new target).
+// Otherwise everything is as before. Used by relay-link.ts; covered by test/node/relay-client.test.ts,
+// relay-client-lanes.test.ts, heartbeat.e2e.test.ts and journal.e2e.test.ts.
 import { CLOSE_CODES, PING_FRAME, PROTOCOL_FEATURES, connectSigningInput, toBase64 } from "../../protocol/index.ts";
 import type { ClientFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";

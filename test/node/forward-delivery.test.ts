@@ -140,8 +140,8 @@ describe("what the app's answer means", () => {
     expect(wired.acked).toEqual([]);
   });
 
-  it("a target's back-off: at once after its first failure, then 250 ms doubling to 30 s", () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => forwardRetryDelay(n))).toEqual([0, 250, 500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+  it("a target's back-off: at once after its first two failures, then 250 ms doubling to 30 s", () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => forwardRetryDelay(n))).toEqual([0, 0, 250, 500, 1000, 2000, 4000, 8000, 16_000, 30_000]);
   });
 });
 

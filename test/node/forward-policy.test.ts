@@ -2,7 +2,7 @@
 // delivery loop against real local apps on ephemeral ports: a refused connection spends nothing of an
 // event's retry budget (it waits, probing, until the app answers); answered failures, time-outs and
 // resets spend it, and past it the event goes to the dead shelf with a reason a person can act on while
-// its lane goes on; the back-off is the target's (at once after its first failure, reset by a success,
+// its lane goes on; the back-off is the target's (at once after its first two failures, reset by a success,
 // not multiplied by parallel failures, one probe at a time); an unordered source posts several at once
 // and an ordered one one at a time; the status shows the head's next try and spent budget, and its lane.
 // Waits are injected (timings.forwardRetryDelay); no test sleeps.
