@@ -3,16 +3,14 @@
 // reconnecting socket's (../reconnecting-socket.ts); this file keeps the relay's protocol: challenge →
 // auth → ready, message / ack / reject / rejected, error. With a journal (delivery-journal.ts) every ack
 // is on disk before it is sent, and the resume cursor survives restarts: a message the gateway accepted
-// is never posted again, however late it returns. Frames beyond that protocol (messages, the hub link's
-// hub_token, abandon, and whatever later protocol versions add) go by type to the handlers registered
-// with on(); the agent's parts send theirs with send().
+// is never posted again. Other frames (messages, hub_token, abandon, later ones) go by type to the
+// handlers registered with on(); the agent's parts send theirs with send().
 //
 // Lanes (protocol/lanes.ts): with a relay whose `ready` names the feature too, ids arrive and finish out
 // of order; the resume cursor moves only by the `floor` a message or floor frame carries (nothing queued
 // up to it), never by an ack; a `restored` frame (an event an older agent set aside, back in its lane) is
 // delivered though under the cursor; `abandon` takes a message back (dropped, or resent for a new target).
-// Otherwise everything is as before. Used by relay-link.ts; covered by test/node/relay-client.test.ts,
-// relay-client-lanes.test.ts, heartbeat.e2e.test.ts and journal.e2e.test.ts.
+// Used by relay-link.ts; covered by relay-client(-lanes).test.ts, heartbeat.e2e.test.ts, journal.e2e.test.ts.
 import { CLOSE_CODES, PING_FRAME, PROTOCOL_FEATURES, connectSigningInput, toBase64 } from "../../protocol/index.ts";
 import type { ClientFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
@@ -158,11 +156,13 @@ export class RelayClient {
 
   /**
    * Marks a message finished: journals it (on disk before the relay hears of it), tells the relay, and
-   * (without lanes) moves the resume cursor past it when nothing below it is still open.
+   * (without lanes) moves the resume cursor past it when nothing below it is still open. Not between
+   * sockets: the open ids are forgotten then (the relay sends them again), so one under it may be
+   * unfinished (the cursor jumped once, and a frame resent under it was held in flight for good).
    */
   ack(id: number): void {
     this.open.delete(id);
-    if (!this.lanes) this.advance(id);
+    if (!this.lanes && this.socket.authenticated) this.advance(id);
     this.options.journal?.finish(id, this.finishedUpTo);
     this.send({ type: "ack", id });
   }
@@ -256,8 +256,9 @@ export class RelayClient {
     const { logger, journal } = this.options;
     // A restored message is under the cursor by nature (an older agent passed it when it set it aside).
     const restored = this.lanes && frame.restored === true;
-    if ((!restored && frame.id <= this.finishedUpTo) || this.open.has(frame.id)) return;
-    if (restored ? journal?.recorded(frame.id) : journal?.has(frame.id)) {
+    if (this.open.has(frame.id)) return;
+    // Under the cursor is finished too: acknowledged again, or the relay would hold it in flight for good.
+    if (restored ? journal?.recorded(frame.id) : frame.id <= this.finishedUpTo || journal?.has(frame.id)) {
       // Finished before a crash or a lost ack: the gateway has it. Acknowledge, never post again.
       logger.info("already delivered; acknowledging again", { id: frame.id });
       this.send({ type: "ack", id: frame.id });

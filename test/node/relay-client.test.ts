@@ -128,6 +128,33 @@ describe("the relay's socket", () => {
     expect(client.cursor).toBe(1);
   });
 
+  it("regression: an ack between sockets leaves the cursor where it was, so a message the relay sends again under it is delivered (the cursor jumped past it, and it was ignored)", async () => {
+    const { relay, client } = await connecting();
+    const messages: DeliveryFrame[] = [];
+    client.on("message", (frame) => messages.push(frame));
+    const message = (id: number) => ({ type: "message", id, kind: "hook", subpath: "a", content_type: "text/plain", body: "x", encoding: "utf8", received_at: 0, expires_at: 0 });
+    client.start();
+    await until("connected", () => client.state === "connected");
+    relay.send(message(1));
+    relay.send(message(2));
+    await until("both messages", () => messages.length === 2);
+    // The next connection is held before its challenge: the socket is opening, the old one's ids forgotten.
+    relay.challenge = false;
+    relay.socket!.terminate();
+    await until("disconnected", () => client.state === "disconnected");
+    await advance(DEFAULTS.initialDelayMs);
+    await until("the next connection open", () => relay.connections === 2);
+    // 2 (another conversation) is finished while no socket is authenticated; 1 is not.
+    client.ack(2);
+    expect(client.cursor).toBe(0);
+    relay.send({ type: "challenge", agent_id: "ag_x", nonce: "bm9uY2U", epoch: "e1" });
+    await until("connected again", () => client.state === "connected");
+    expect(relay.frames.filter((f) => f.type === "auth").at(-1)).toMatchObject({ after: 0 });
+    relay.send(message(1));
+    await until("1 again", () => messages.length === 3);
+    expect(messages.map((m) => m.id)).toEqual([1, 2, 1]);
+  });
+
   it("pings every interval; a relay silent past the deadline is dropped, said, and reconnected after its backoff", async () => {
     const { relay, logger, client } = await connecting();
     relay.pong = false;

@@ -132,7 +132,8 @@ describe("soak", () => {
       () => gateway.received.length >= expected.length && waiting.queued === 0 && waiting.sent === 0,
       async () => {
         waiting = await summary();
-        return { received: gateway.received.length, ...waiting };
+        // Counts only: the summary's storage figures move with every call, even the summary's own.
+        return { received: gateway.received.length, queued: waiting.queued, sent: waiting.sent, dead: waiting.dead };
       },
     );
 
@@ -163,5 +164,7 @@ describe("soak", () => {
     // Both restarts really cut the agent's socket, with messages still waiting.
     expect(logger.count("relay connected")).toBeGreaterThanOrEqual(1 + RESTART_AFTER.size);
     expect(Math.min(...waitingAtRestart)).toBeGreaterThan(0);
-  }, 60_000);
+    // The drain's own check (no progress for 20 s) says when something is stuck; this limit only ends a
+    // run that somehow keeps moving forever.
+  }, 600_000);
 });
