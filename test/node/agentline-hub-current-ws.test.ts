@@ -119,10 +119,12 @@ describe("/hub/ws", () => {
     await alice.send(erin.agentId, "lease test");
     const socket = await authed(erin);
     const pull = async () => (await hubCall(hub.url, "GET", "/hub/inbox?ack=false&limit=5&timeout=0", { token: erin.token })).body as { messages: { hub_msg_id: string }[] };
+    // Before the pull that takes the lease: the hub's lease clock starts later than this, so its 300 ms are
+    // a floor on the time measured from here however late this test's own steps run.
+    const leasedAt = Date.now();
     const first = await pull();
     expect(first.messages).toHaveLength(1);
     expect((await pull()).messages).toHaveLength(0);
-    const leasedAt = Date.now();
     await until("the inbox_update of the lease that ran out", () => types(socket).includes("inbox_update"));
     expect(types(socket).filter((t) => t === "inbox_update")).toHaveLength(1);
     expect(Date.now() - leasedAt).toBeGreaterThanOrEqual(250); // not before the 300 ms lease ran out
