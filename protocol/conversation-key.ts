@@ -19,6 +19,25 @@ export type ConversationSource =
   /** A hook body: its own `sessionKey` field when it has one (every hub body does), and its sub-path. */
   | { sessionKey: string | null; subpath: string | null };
 
+/** Bodies longer than this are not parsed just to find a key (the gateway refuses them anyway). */
+export const SESSION_KEY_MAX_CHARS = 256 * 1024;
+
+/**
+ * A hook body's own `sessionKey` (every hub body has one), read the same way on both sides so the relay's
+ * lane and the agent's order agree: a JSON content type, at most SESSION_KEY_MAX_CHARS, a non-empty string.
+ */
+export function hookBodySessionKey(contentType: string, text: string): string | null {
+  if (!/json/i.test(contentType) || text.length > SESSION_KEY_MAX_CHARS) return null;
+  try {
+    const body: unknown = JSON.parse(text);
+    const key = typeof body === "object" && body !== null ? (body as { sessionKey?: unknown }).sessionKey : undefined;
+    return typeof key === "string" && key !== "" ? key : null;
+  } catch {
+    // Not JSON after all: a body without a key, ordered with its sub-path.
+    return null;
+  }
+}
+
 /** A forwarding source's events are one conversation: one at a time to its app. */
 export function forwardConversation(source: string): string {
   return `forward:${source}`;

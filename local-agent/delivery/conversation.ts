@@ -8,26 +8,16 @@
 // the inbox, pulled from today's hub, or pushed by a webhook-era one. A webhook without a sessionKey is
 // ordered with its sub-path; a source's events forwarded to a local app (local-agent/forward/) with
 // their source, one at a time. Covered by test/node/conversations.e2e.test.ts.
-import { SOURCE_HEADERS, conversationKey, forwardConversation, fromBase64 } from "../../protocol/index.ts";
+import { SESSION_KEY_MAX_CHARS, SOURCE_HEADERS, conversationKey, forwardConversation, fromBase64, hookBodySessionKey } from "../../protocol/index.ts";
 import type { DeliveryFrame, Envelope } from "../../protocol/index.ts";
 
 export { forwardConversation };
 
-/** Bodies above this are not parsed just to find a key (the gateway refuses them anyway). */
-const MAX_PARSED_BYTES = 256 * 1024;
-
+/** The frame's body decoded (base64 of the largest body parsed is under twice its length: not decoded past that). */
 function hookSessionKey(frame: DeliveryFrame): string | null {
-  if (!/json/i.test(frame.content_type) || frame.body.length > MAX_PARSED_BYTES * 2) return null;
-  try {
-    const text = frame.encoding === "utf8" ? frame.body : new TextDecoder().decode(fromBase64(frame.body) ?? new Uint8Array(0));
-    if (text.length > MAX_PARSED_BYTES) return null;
-    const body: unknown = JSON.parse(text);
-    const key = typeof body === "object" && body !== null ? (body as { sessionKey?: unknown }).sessionKey : undefined;
-    return typeof key === "string" && key !== "" ? key : null;
-  } catch {
-    // Not JSON after all: a body without a key, ordered with its sub-path.
-    return null;
-  }
+  if (frame.body.length > SESSION_KEY_MAX_CHARS * 2) return null;
+  const text = frame.encoding === "utf8" ? frame.body : new TextDecoder().decode(fromBase64(frame.body) ?? new Uint8Array(0));
+  return hookBodySessionKey(frame.content_type, text);
 }
 
 export function conversationOf(frame: DeliveryFrame, envelope: Envelope | null): string {

@@ -4,13 +4,10 @@
 // parsed from its body as the agent parses it, or a hook body's own `sessionKey` (read under the same size
 // and content-type limits), else its sub-path. Computed at intake (inbox-store.ts stores it with the row) and
 // for rows stored before schema 7 when first needed. Pure; covered by test/worker/websocket-lanes.test.ts.
-import { decodeUtf8, laneOf, parseEnvelope } from "../../protocol/index.ts";
+import { SESSION_KEY_MAX_CHARS, decodeUtf8, hookBodySessionKey, laneOf, parseEnvelope } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import { sourceNameOf } from "../sources/source-config.ts";
 import type { StoredMessage } from "./stored-message.ts";
-
-/** What the agent parses a key out of at most (its MAX_PARSED_BYTES): the same cut, or lanes would differ. */
-const MAX_PARSED_CHARS = 256 * 1024;
 
 /** What deciding a lane needs of a row (or of a message about to be one). */
 export type LaneInputs = Pick<StoredMessage, "kind" | "subpath" | "content_type" | "sender"> & { body: Uint8Array };
@@ -26,21 +23,11 @@ function envelopeIn(text: string | null): Envelope | null {
   }
 }
 
-/** A hook body's `sessionKey`, read as the agent reads it from the frame (text, or base64 decoded loosely). */
+/** A hook body's `sessionKey`, as the agent reads it from the frame built from this row (its body's length in the frame: the text, or base64). */
 function hookSessionKey(m: LaneInputs, text: string | null): string | null {
-  if (!/json/i.test(m.content_type)) return null;
   const frameBodyChars = text !== null ? text.length : 4 * Math.ceil(m.body.byteLength / 3);
-  if (frameBodyChars > MAX_PARSED_CHARS * 2) return null;
-  const decoded = text ?? new TextDecoder().decode(m.body);
-  if (decoded.length > MAX_PARSED_CHARS) return null;
-  try {
-    const body: unknown = JSON.parse(decoded);
-    const key = typeof body === "object" && body !== null ? (body as { sessionKey?: unknown }).sessionKey : undefined;
-    return typeof key === "string" && key !== "" ? key : null;
-  } catch {
-    // Not JSON: a body without a key, ordered with its sub-path.
-    return null;
-  }
+  if (frameBodyChars > SESSION_KEY_MAX_CHARS * 2) return null;
+  return hookBodySessionKey(m.content_type, text ?? new TextDecoder().decode(m.body));
 }
 
 export function messageLane(m: LaneInputs): string {
