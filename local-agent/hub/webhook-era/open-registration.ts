@@ -1,5 +1,5 @@
 // Open registration, as the webhook-era hub code (and the Agentline service) offers it: POST
-// /registry/agents {pubkey, display_name} answers the agent's id, a key id and a challenge, which the
+// /registry/agents {pubkey, display_name, bio} answers the agent's id, a key id and a challenge, which the
 // key signs (POST …/verify) for the agent's first JWT. Today's hub has none: an owner makes the agent on
 // the dashboard and the agent claims it with a bind code (../install-claim.ts). Used by hub-session.ts
 // when no token works and no bind code was given; covered by test/node/hub-link.test.ts.
@@ -11,7 +11,9 @@ export const REGISTER_PATH = "/registry/agents";
 
 /** Idempotent per pubkey (the same agent and key id, a fresh challenge); 409: the id is another key's. */
 export async function registerAgent(hub: HubClient, key: { agentId: string; publicKey: string }, displayName: string): Promise<{ agentId: string; keyId: string; challenge: string }> {
-  const answer = await hub.call("POST", REGISTER_PATH, { body: { pubkey: key.publicKey, display_name: displayName } });
+  // The webhook-era hub code requires a bio (1 to 500 characters; it answers 422 without one).
+  const bio = `${displayName}: an OpenClaw agent, reached through its clawrelay inbox`.slice(0, 500);
+  const answer = await hub.call("POST", REGISTER_PATH, { body: { pubkey: key.publicKey, display_name: displayName, bio } });
   if (answer.status === 404 || answer.status === 405) {
     throw new AgentError(
       "hub_no_open_registration",
