@@ -23,6 +23,8 @@ export interface StoredRequest {
   tail: string;
   /** The sender's headers in order, names lower-cased, without hop-by-hop ones and the relay's own. */
   headers: [string, string][];
+  /** Set when the event was first sent live and held after its deadline (live.ts): the live request's id. */
+  live_rid?: string;
 }
 
 /** A delivery frame's `forward`: where the local agent posts this event instead of the gateway. */

@@ -1,6 +1,11 @@
 // WebSocket frames between an inbox and its local agent. JSON text frames, one object each.
 // docs/protocol.md ("Receiving over a WebSocket") documents the same thing for other client authors.
 import type { ForwardFrame } from "./forward.ts";
+import { parseAnswerFrame } from "./live.ts";
+import type { LiveAnswerFrame, LiveRequestFrame } from "./live.ts";
+import { cutText } from "./text-cut.ts";
+
+export { cutText } from "./text-cut.ts";
 
 /** Sent by the client; the server answers with PONG_FRAME without waking the Durable Object. */
 export const PING_FRAME = '{"type":"ping"}';
@@ -58,7 +63,9 @@ export type ServerFrame =
    */
   | { type: "floor"; floor: number }
   /** Sent before a close, or alone (with `id`) when an ack or reject named a message not sent here. */
-  | { type: "error"; code: string; message: string; id?: number };
+  | { type: "error"; code: string; message: string; id?: number }
+  /** Live only (protocol/live.ts): a request whose sender waits for the answer. */
+  | LiveRequestFrame;
 
 export interface ReadyFrame {
   type: "ready";
@@ -110,6 +117,12 @@ export interface DeliveryFrame {
    * relay put it back in its lane at its old place: deliver it even though its id is below the cursor.
    */
   restored?: true;
+  /**
+   * Live only: this event was first sent to the agent as live request `live_rid` and held when its answer
+   * did not come in time. An agent that still has (or had) that request posts nothing again: it settles
+   * this message by what the target answered to the live request.
+   */
+  live_rid?: string;
 }
 
 /** How the inbox is linked to its hub: the hub pushes webhooks, the inbox pulls, or no link. */
@@ -139,6 +152,8 @@ export type ClientFrame =
    * moves it to the dead-letter shelf with this reason, and its window slot is free again.
    */
   | RejectFrame
+  /** Live only (protocol/live.ts): the answer to a `request` frame, or a part of it. */
+  | LiveAnswerFrame
   | { type: "ping" };
 
 export interface RejectFrame {
@@ -154,14 +169,6 @@ export interface RejectFrame {
 
 function isNonNegativeInteger(value: unknown): value is number {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-/** At most `max` UTF-16 units, never ending in half a surrogate pair (which would store as U+FFFD). */
-export function cutText(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const cut = text.slice(0, max);
-  const last = cut.charCodeAt(cut.length - 1);
-  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
 }
 
 /** Parses a client frame; null when it is not one of the documented shapes. */
@@ -198,6 +205,8 @@ export function parseClientFrame(text: string): ClientFrame | null {
       return { type: "hub_pull" };
     case "hub_token":
       return parseHubToken(frame);
+    case "answer":
+      return parseAnswerFrame(frame);
     default:
       return null;
   }

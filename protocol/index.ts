@@ -28,3 +28,5 @@ export * from "./hub-render.ts";
 export * from "./hub-flat.ts";
 export * from "./conversation-key.ts";
 export * from "./lanes.ts";
+export * from "./live.ts";
+export * from "./text-cut.ts";

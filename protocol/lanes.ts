@@ -13,6 +13,8 @@ import type { ConversationSource } from "./conversation-key.ts";
 export const PROTOCOL_FEATURES = {
   /** Per-destination lanes: frames carry `lane` and `floor`; the relay may send `abandon`. */
   lanes: "lanes",
+  /** Live requests (live.ts): the relay may send `request` frames; the agent answers with `answer` frames. */
+  live: "live",
 } as const;
 
 export type ProtocolFeature = (typeof PROTOCOL_FEATURES)[keyof typeof PROTOCOL_FEATURES];

@@ -32,6 +32,8 @@ export interface SourceView {
   retries?: number;
   /** Whether its events are posted one at a time in order (true by default); absent from an older relay. */
   ordered?: boolean;
+  /** Live sources (live.ts): the deadline in seconds a request waits for the app's answer; null: answered at once, delivered later. Absent from an older relay. */
+  live_sec?: number | null;
 }
 
 /** Set on every source event, whatever the provider: one mapping template can serve them all. */
