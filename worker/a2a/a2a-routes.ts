@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { A2A_ENDPOINT_PATH, LIVE, RelayError, jsonRpcError } from "../../protocol/index.ts";
 import { requireOwner } from "../access/request-auth.ts";
+import { discardUnreadBody } from "../http-errors.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";
 import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { DEADLINE_RETRY_SEC, OFFLINE_RETRY_SEC, answeredResponse, liveRefusal } from "../live/live-answer.ts";
@@ -113,10 +114,10 @@ export function a2aRoutes(host: A2aHost): Hono {
     host.requireConfig();
     const settings = host.a2a.settings();
     if (!settings) throw notEnabled();
-    // Before the body is read, as the gateway does: an unauthenticated flood costs a hash, never the agent's time.
+    // Before the body is used, as the gateway does: an unauthenticated flood costs a hash, never the agent's time.
     if ((await peerFor(bearerOf(c.req.header("authorization") ?? null), settings.peers)) === null) {
       host.a2a.noteRefusal({ at: Date.now(), code: "unauthorized", message: "a call's bearer token is none of the peers'" });
-      await c.req.raw.body?.cancel();
+      await discardUnreadBody(c.req.raw);
       return c.json(UNAUTHORIZED_BODY, 401, { "www-authenticate": "Bearer" });
     }
     const body = await readBodyCapped(c.req.raw, LIVE.requestBodyMaxBytes, "an A2A call's limit (the gateway's own)", "an A2A message is text and small data parts");
