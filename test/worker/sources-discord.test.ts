@@ -127,7 +127,9 @@ describe("a Discord source", () => {
   it("is added only with the application's public key: 64 hex digits, never made by the relay", async () => {
     const inbox = await claimInbox();
     const add = (body: Record<string, unknown>) => signedFetch(inbox.agent, "POST", `/inbox/${inbox.agent.id}/sources`, body);
-    for (const body of [{ name: "d", kind: "discord" }, { name: "d", kind: "discord", secret: "1289020000000000000" }, { name: "d", kind: "discord", secret: "z".repeat(64) }]) {
+    const neutralPoint = `01${"0".repeat(62)}`;
+    for (const secret of [undefined, "1289020000000000000", "z".repeat(64), neutralPoint]) {
+      const body = { name: "d", kind: "discord", ...(secret !== undefined ? { secret } : {}) };
       const res = await add(body);
       expect(res.status).toBe(400);
       const error = ((await res.json()) as { error: { code: string; message: string } }).error;
