@@ -85,7 +85,7 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const society = startSociety({ settings, identity, logger, gateway: gateway.settings, ...(options.cardFile ? { cardFile: options.cardFile } : {}) });
   const journal = openJournal(options.journalFile, settings.agent_id, logger);
   const relay = relayLink({ settings, identity, logger, journal, ...(options.relayTiming ? { timing: options.relayTiming } : {}) });
-  const forwarding = startForwarding();
+  const forwarding = startForwarding(() => api.port);
   const delivery = startDelivery({ settings, logger, journal, relay, target: gateway.target, forwarding, intercept: society.intercept });
   const hub = new HubSide({ settings, logger, relay, ...(options.hubTiming ? { timing: options.hubTiming } : {}) });
   relay.on("message", (frame) => delivery.push(frame));

@@ -136,9 +136,42 @@ export function checkForwardTarget(value: string, allowPublic: boolean): TargetC
 }
 
 /**
+ * One segment of a tail's path as a server behind the target may read it: percent-decoded once as
+ * UTF-8 and cut at its first ";" (Tomcat and Jetty drop ";params" before they resolve "..", so "..;x"
+ * is ".." to them). Null when the escapes are not UTF-8 (an overlong "%C0%AE", a lone "%", a surrogate):
+ * a lenient decoder may read "." there.
+ */
+function decodedSegment(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment).split(";")[0]!;
+  } catch {
+    // URIError is how decodeURIComponent says "not UTF-8 escapes": refused by the caller, not a failure here.
+    return null;
+  }
+}
+
+/**
+ * Whether a tail's path could step out of the target's path on some server behind it: an empty segment
+ * ("//host/…" reads as a host to some routers and URL joiners), a backslash (a "/" to WHATWG URLs and
+ * Windows servers), a segment that decodes to "/", "\\", a control character or only dots and spaces
+ * (".", "..", "..;x", "%2e%2e", and "..." or ".. ", which Windows trims to ".."), escapes that are not
+ * UTF-8, or an escape of "%" before "." "/" "\\" (decoded twice by a proxy and then the app: "%252e%252e").
+ */
+function leavesPath(path: string): boolean {
+  if (path.includes("\\") || path.includes("//")) return true;
+  return path
+    .split("/")
+    .slice(1)
+    .some((segment) => {
+      const decoded = decodedSegment(segment);
+      return decoded === null || /[/\\\x00-\x1f\x7f]/.test(decoded) || /^[. ]+$/.test(decoded) || /%(?:25)*(?:2e|2f|5c)/i.test(decoded);
+    });
+}
+
+/**
  * The URL a forwarded request goes to: the target's path with the tail's path after it, the target's
- * query then the tail's. Null when the tail would leave the target's path ("..", an encoded slash) or
- * is not a path and query.
+ * query then the tail's. Null when the tail would leave the target's path (leavesPath) or is not a path
+ * and query.
  */
 export function forwardUrl(target: string, tail: string): string | null {
   const base = new URL(target);
@@ -146,11 +179,12 @@ export function forwardUrl(target: string, tail: string): string | null {
   const match = /^(\/[^?#]*)?(?:\?([^#]*))?$/.exec(tail);
   if (!match) return null;
   const [, path = "", query] = match;
-  if (/%2f|%5c/i.test(path) || path.split("/").some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment))) return null;
+  if (leavesPath(path)) return null;
   const basePath = base.pathname.replace(/\/+$/, "");
   const joined = new URL(base.href);
   joined.pathname = `${basePath}${path}` || "/";
-  if (!joined.pathname.startsWith(basePath)) return null;
+  // At a segment's boundary: "/prefix" is not a parent of "/prefixevil".
+  if (joined.pathname !== basePath && !joined.pathname.startsWith(`${basePath}/`)) return null;
   const queries = [base.search.slice(1), query ?? ""].filter((q) => q !== "");
   joined.search = queries.length > 0 ? `?${queries.join("&")}` : "";
   return joined.href;
@@ -160,17 +194,48 @@ export function forwardUrl(target: string, tail: string): string | null {
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length", "expect"]);
 /** What Cloudflare and the relay add on the way in: not the sender's. accept-encoding: the agent reads the answer. */
 const ADDED_ON_THE_WAY = /^(?:cf-|x-forwarded-|x-clawrelay-)|^(?:cdn-loop|x-real-ip|true-client-ip|accept-encoding)$/;
+/**
+ * Headers an app believes because it thinks a proxy of its own set them: the client's address, the URL
+ * or method the proxy saw, a client certificate, the user an auth proxy signed in. The local app has no
+ * such proxy in front of it here (the relay is not one it knows), so from a sender they are forgeries.
+ */
+const PROXY_TRUST = new Set([
+  "forwarded", "x-original-url", "x-original-uri", "x-rewrite-url", "x-original-method",
+  "x-http-method-override", "x-http-method", "x-method-override",
+  "x-host", "x-original-host", "x-http-host-override", "x-scheme", "x-url-scheme", "front-end-https", "x-arr-ssl",
+  "x-client-ip", "client-ip", "x-cluster-client-ip", "x-originating-ip", "x-remote-ip", "x-remote-addr", "x-original-remote-addr",
+  "fastly-client-ip", "x-proxyuser-ip", "wl-proxy-client-ip", "proxy-client-ip", "x-azure-clientip", "x-azure-socketip", "x-appengine-user-ip", "x-original-forwarded-for",
+  "x-arr-clientcert", "x-client-cert", "ssl-client-cert", "x-client-verify",
+  "remote-user", "x-remote-user", "x-webauth-user", "x-authenticated-user", "x-goog-iap-jwt-assertion",
+]);
+const PROXY_TRUST_PREFIX = /^(?:x-envoy-|x-amzn-oidc-|x-ms-client-principal|x-goog-authenticated-user-|x-auth-request-|x-ssl-client-)/;
+/** What the agent's HTTP client sends as a header value (Node refuses control characters; other bytes would be re-encoded). */
+const SENDABLE_VALUE = /^[\t\x20-\x7e]*$/;
 
-export type KeptHeaders = { ok: true; headers: [string, string][] } | { ok: false; problem: string };
+export type KeptHeaders =
+  | { ok: true; headers: [string, string][] }
+  /** `code` is the relay's error code for it: 431 headers_too_large, or 400 invalid_header_value (`header` names it). */
+  | { ok: false; code: "headers_too_large"; problem: string }
+  | { ok: false; code: "invalid_header_value"; header: string; problem: string };
 
-/** The sender's headers a forwarded event keeps: all but hop-by-hop ones (and those Connection names) and the relay's own. */
+/**
+ * The sender's headers a forwarded event keeps: all but hop-by-hop ones (and those Connection names),
+ * those added on the way in and those only a trusted proxy may set. Refused: more than the limits, or a
+ * kept value the agent could not send as it came (outside visible ASCII, space and tab).
+ */
 export function keptRequestHeaders(entries: Iterable<[string, string]>): KeptHeaders {
   const all = [...entries].map(([name, value]): [string, string] => [name.toLowerCase(), value]);
   const named = new Set(all.filter(([name]) => name === "connection").flatMap(([, value]) => value.toLowerCase().split(",").map((s) => s.trim())));
-  const kept = all.filter(([name]) => !HOP_BY_HOP.has(name) && !ADDED_ON_THE_WAY.test(name) && !named.has(name));
+  const dropped = (name: string) => HOP_BY_HOP.has(name) || ADDED_ON_THE_WAY.test(name) || PROXY_TRUST.has(name) || PROXY_TRUST_PREFIX.test(name) || named.has(name);
+  const kept = all.filter(([name]) => !dropped(name));
   const bytes = kept.reduce((sum, [name, value]) => sum + name.length + value.length + 4, 0);
   if (kept.length > FORWARD_HEADERS_MAX_COUNT || bytes > FORWARD_HEADERS_MAX_BYTES) {
-    return { ok: false, problem: `the request has ${kept.length} headers of ${bytes} bytes; a forwarded request keeps at most ${FORWARD_HEADERS_MAX_COUNT} headers and ${FORWARD_HEADERS_MAX_BYTES} bytes of them` };
+    return { ok: false, code: "headers_too_large", problem: `the request has ${kept.length} headers of ${bytes} bytes; a forwarded request keeps at most ${FORWARD_HEADERS_MAX_COUNT} headers and ${FORWARD_HEADERS_MAX_BYTES} bytes of them` };
+  }
+  const unsendable = kept.find(([, value]) => !SENDABLE_VALUE.test(value));
+  if (unsendable) {
+    const [header] = unsendable;
+    return { ok: false, code: "invalid_header_value", header, problem: `the value of header ${header} holds a character the agent cannot pass on to a local app as it came: header values are visible ASCII, spaces and tabs (a control character, or text outside ASCII, which has no single byte form)` };
   }
   return { ok: true, headers: kept };
 }

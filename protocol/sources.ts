@@ -5,8 +5,24 @@
 // {{headers.x-github-event}}. Both sides let through only these shapes, so a stored header can never
 // stand in for one the gateway reads itself (authorization, content-type, idempotency-key, x-openclaw-token).
 
-export const SOURCE_KINDS = ["github", "stripe", "slack", "standard-webhooks", "token"] as const;
+import { isSmallOrderPoint } from "./ed25519.ts";
+
+export const SOURCE_KINDS = ["github", "stripe", "slack", "standard-webhooks", "token", "discord"] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
+
+/**
+ * A Discord source's "secret" is the application's public key (Developer Portal → the application →
+ * General Information → Public Key): 32 bytes as 64 hex digits. Checked by the relay and, before it
+ * asks the relay, by the CLI; null when `value` is one, else what is wrong with it.
+ */
+export function discordKeyProblem(value: string): string | null {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) {
+    const bytes = Uint8Array.from(value.match(/../g)!, (pair) => parseInt(pair, 16));
+    // Under the one signature rule (ed25519.ts) nothing would ever verify under such a key.
+    return isSmallOrderPoint(bytes) ? "the Public Key given is not a usable Ed25519 public key (not a curve point, or one of small order): copy it again from the Developer Portal → your application → General Information" : null;
+  }
+  return `a Discord source's secret is the application's Public Key, 64 hex digits (Developer Portal → your application → General Information → Public Key); got ${value.length} characters${/^[0-9a-fA-F]*$/.test(value) ? "" : " that are not all hex digits"}`;
+}
 
 /** A source as GET /inbox/{id}/sources lists it: never a secret, nor a token source's hash. */
 export interface SourceView {

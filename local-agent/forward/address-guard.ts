@@ -3,10 +3,14 @@
 // into the internet. An IP literal or localhost is decided by its text (protocol addressClass); any
 // other name is checked where it is resolved, by the lookup the connection itself uses, so a name that
 // answers a private address to one check and a public one to the connect (DNS rebinding) cannot pass.
-// Imported by app-client.ts; covered by test/node/forward-guard.test.ts.
+// And the agent's own local API (status, messages, retry, delegation, the inspector), on this machine at
+// its port, is never a target, whatever the source allows: whoever holds a source's URL would otherwise
+// read and act on the inbox through it. Imported by app-client.ts and cli/forward-flags.ts; covered by
+// test/node/forward-guard.test.ts.
 import { lookup as dnsLookup } from "node:dns";
 import type { LookupAddress } from "node:dns";
 import type { LookupFunction } from "node:net";
+import { networkInterfaces } from "node:os";
 import { addressClass } from "../../protocol/index.ts";
 
 /** Why a target may not be posted to; the reason says how to allow it. */
@@ -42,6 +46,40 @@ export function guardedLookup(source: string, target: string, base: LookupFuncti
       const all: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
       const outside = all.map((a) => a.address).filter((a) => addressClass(a) !== "loopback" && addressClass(a) !== "private");
       if (outside.length > 0) return callback(refusal(hostname, outside, source, target), Array.isArray(address) ? [] : "", family);
+      callback(null, address, family);
+    });
+  };
+}
+
+/** Why a target may not be posted to: it is the agent's own local API. */
+export class OwnApiTargetError extends Error {
+  override readonly name = "OwnApiTargetError";
+  readonly code = "ECLAWRELAY_OWN_API_TARGET";
+}
+
+/** An address (IP literal or localhost) that reaches this machine: loopback, "0.0.0.0" / "::", or one of its interfaces'. */
+export function isThisMachine(address: string): boolean {
+  const host = address.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "").replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, "$1");
+  if (addressClass(host) === "loopback") return true;
+  return Object.values(networkInterfaces()).some((list) => list?.some((i) => i.address.toLowerCase() === host) ?? false);
+}
+
+/** The refusal of a post to `host`:`port` when that is the agent's own API; the reason says what to do instead. */
+export function ownApiRefusal(host: string, port: number, apiPorts: readonly number[], source: string): OwnApiTargetError | null {
+  if (!apiPorts.includes(port) || !isThisMachine(host)) return null;
+  return new OwnApiTargetError(
+    `${host}:${port} is this machine's clawrelay local API (status, messages, retry and the inspector): an event is never forwarded there, or anyone holding the source's URL could act on the inbox through it; point the source at your app's own port: clawrelay sources set ${source} --forward http://127.0.0.1:PORT/…`,
+  );
+}
+
+/** A `lookup` that fails the connection with OwnApiTargetError when `hostname` resolves to this machine and `port` is the API's. */
+export function apiPortLookup(source: string, port: number, apiPorts: readonly number[], base: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const all: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
+      const own = all.map((a) => ownApiRefusal(a.address, port, apiPorts, source)).find((refused) => refused !== null);
+      if (own) return callback(own, Array.isArray(address) ? [] : "", family);
       callback(null, address, family);
     });
   };

@@ -11,8 +11,9 @@ export interface AgentForwarding {
   close(): void;
 }
 
-export function startForwarding(): AgentForwarding {
-  const client = createAppClient();
+/** `apiPort`: the agent's local API port as it runs, never a target (address-guard.ts). */
+export function startForwarding(apiPort?: () => number): AgentForwarding {
+  const client = createAppClient(apiPort ? { apiPort } : {});
   return {
     postToApp: (request, signal) => client.post(request, signal),
     close: () => client.close(),

@@ -1,6 +1,7 @@
 // Posts one forwarded event to a local app: the event's method, its body byte-exact, the sender's
 // headers in their order (Host and content-length are the only ones added), over keep-alive
-// connections, http or https, never following a redirect, behind the address guard (address-guard.ts).
+// connections, http or https, never following a redirect, behind the address guard (address-guard.ts:
+// public addresses, and the agent's own local API port).
 // Never throws: every end is an AppAnswer. Made by agent.ts (or forward-delivery.ts); covered by
 // test/node/forward-delivery.test.ts and forward-guard.test.ts.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
@@ -9,7 +10,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { addressClass } from "../../protocol/index.ts";
 import type { ForwardMethod } from "../../protocol/index.ts";
-import { guardedLookup, literalRefusal, PublicTargetError } from "./address-guard.ts";
+import { DEFAULT_API_PORT } from "../api/api-server.ts";
+import { apiPortLookup, guardedLookup, literalRefusal, OwnApiTargetError, ownApiRefusal, PublicTargetError } from "./address-guard.ts";
 import { answerDetail, FORWARD_DEFAULTS, isRefusedConnection } from "./app-response.ts";
 import type { AppAnswer } from "./app-response.ts";
 
@@ -37,6 +39,8 @@ export interface AppClientOptions {
   /** How names are resolved (tests inject one); the guard checks what it answers. Default: dns.lookup. */
   lookup?: LookupFunction;
   timeoutMs?: number;
+  /** The agent's local API port as it runs (0 before it listens); DEFAULT_API_PORT is refused as well. */
+  apiPort?: () => number;
 }
 
 /** The answer's first bytes are kept for a person; the rest is read and dropped, up to this. */
@@ -52,22 +56,25 @@ export function createAppClient(options: AppClientOptions = {}): AppClient {
   };
   const timeoutMs = options.timeoutMs ?? FORWARD_DEFAULTS.timeoutMs;
   return {
-    post: (request, signal) => postToApp(request, agents, request.timeoutMs ?? timeoutMs, options.lookup, signal),
+    post: (request, signal) => postToApp(request, agents, request.timeoutMs ?? timeoutMs, options.lookup, signal, [DEFAULT_API_PORT, options.apiPort?.() ?? 0]),
     close: () => {
       for (const agent of [...agents.http, ...agents.https]) agent.destroy();
     },
   };
 }
 
-function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: HttpsAgent[] }, timeoutMs: number, lookup: LookupFunction | undefined, signal: AbortSignal | undefined): Promise<AppAnswer> {
+function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: HttpsAgent[] }, timeoutMs: number, lookup: LookupFunction | undefined, signal: AbortSignal | undefined, apiPorts: number[]): Promise<AppAnswer> {
   const url = new URL(message.url);
   const https = url.protocol === "https:";
-  const refused = message.allowPublic ? null : literalRefusal(url.hostname, message.source, message.target);
-  if (refused) return Promise.resolve({ kind: "not_sent", reason: refused.message });
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = Number(url.port) || (https ? 443 : 80);
+  const literal = addressClass(host) !== null;
+  const refused = (literal ? ownApiRefusal(host, port, apiPorts, message.source) : null) ?? (message.allowPublic ? null : literalRefusal(url.hostname, message.source, message.target));
+  if (refused) return Promise.resolve({ kind: "not_sent", reason: refused.message });
   // A name's addresses are checked as the connection resolves it; an IP literal or localhost was decided above.
-  const named = !message.allowPublic && addressClass(host) === null;
-  const resolve = named ? guardedLookup(message.source, message.target, lookup) : lookup;
+  const named = !message.allowPublic && !literal;
+  const guarded = named ? guardedLookup(message.source, message.target, lookup) : lookup;
+  const resolve = !literal && apiPorts.includes(port) ? apiPortLookup(message.source, port, apiPorts, guarded) : guarded;
   // Raw headers keep the sender's order and repeated names; Node then adds nothing but Connection.
   const headers = ["host", url.host, ...message.headers.flat(), "content-length", String(message.body.byteLength)];
   return new Promise<AppAnswer>((done) => {
@@ -124,7 +131,7 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
       return done({ kind: "not_sent", reason: `not posted: ${(err as Error).message}` });
     }
     req.on("error", (err: NodeJS.ErrnoException) => {
-      if (err instanceof PublicTargetError) return finish({ kind: "not_sent", reason: err.message });
+      if (err instanceof PublicTargetError || err instanceof OwnApiTargetError) return finish({ kind: "not_sent", reason: err.message });
       finish({ kind: "unreachable", detail: unreachableText(err, url), refusedConnection: isRefusedConnection(err.code) });
     });
     if (signal?.aborted) onAbort();

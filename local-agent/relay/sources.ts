@@ -1,8 +1,10 @@
-// `clawrelay sources`: the inbox's webhook sources (GitHub, Stripe, Slack, Standard Webhooks, token) —
+// `clawrelay sources`: the inbox's webhook sources (GitHub, Stripe, Slack, Discord, Standard Webhooks, token) —
 // add, set where their events go and how they are posted there, list, rotate, remove — each a request
 // signed with the agent's key (the relay's /inbox/{id}/sources API). Returns values and text; cli.ts
 // prints them. Covered by test/node/sources.e2e.test.ts and (the forward policy) source-policy.test.ts.
+import { discordKeyProblem } from "../../protocol/index.ts";
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
+import { UsageError } from "../cli/cli-args.ts";
 import { formatAge, inboxCall } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
 import { textTable } from "../cli/text-table.ts";
@@ -50,6 +52,11 @@ export interface NewSourceInput {
 const targetFields = (target: SourceTarget | undefined) => (target ? { forward: target.forward, allow_public_target: target.allowPublic } : {});
 
 export async function addSource(access: InboxAccess, input: NewSourceInput): Promise<SourceAnswer> {
+  // Said before the relay is asked: a Discord key is easy to mistake for the application's id or its bot token.
+  if (input.kind === "discord") {
+    const problem = input.secret === undefined ? "sources add --kind discord needs --secret: the application's Public Key (Developer Portal → your application → General Information)" : discordKeyProblem(input.secret);
+    if (problem !== null) throw new UsageError(problem);
+  }
   const { target, policy, ...rest } = input;
   const body = { ...rest, ...targetFields(target), ...policy };
   return (await call(access, "POST", "", `cannot add source "${input.name}"`, body)) as unknown as SourceAnswer;
@@ -86,6 +93,11 @@ const WHERE_TO_PASTE: Record<SourceKind, (url: string, secret: string | null) =>
     "The sender's webhook settings (Svix, Resend, Clerk …): add an endpoint",
     `  URL:            ${url}`,
     secret ? `  Signing secret: ${secret}  (if the sender lets you set it; else give its secret with --secret)` : "  Signing secret: the one you gave",
+  ],
+  discord: (url) => [
+    "Discord: Developer Portal → your application → General Information → Interactions Endpoint URL (Discord sends a PING at once; the relay answers it)",
+    `  Interactions Endpoint URL: ${url}`,
+    "  Discord wants every answer within 3 s: make the source live (--live=3) with a forward target that answers the interaction",
   ],
   token: (url) => ["Any sender: post to this URL. It holds the secret: keep it private, rotate it if it leaks.", `  URL: ${url}`],
 };
@@ -159,7 +171,7 @@ export function sourceSetText(answer: SourceAnswer, changed: { target: boolean; 
 }
 
 export function sourcesTable(sources: readonly SourceView[], nowMs: number): string {
-  if (sources.length === 0) return "no sources (add one: clawrelay sources add NAME --kind github|stripe|slack|standard-webhooks|token)";
+  if (sources.length === 0) return "no sources (add one: clawrelay sources add NAME --kind github|stripe|slack|discord|standard-webhooks|token)";
   // The policy column only when a forwarding source reports one: from an older relay the table is as before.
   const withPolicy = sources.some((s) => policyCell(s) !== "");
   const rows = sources.map((s) => [

@@ -3,13 +3,20 @@
 // source allows a public target; the name is checked by the lookup the connection itself uses, so a
 // name that resolves privately once and publicly the next time (DNS rebinding) is caught when it connects.
 // Names are resolved by an injected lookup: nothing here connects outside this machine.
+// The agent's own local API port on this machine is refused too, whatever the source allows, by the
+// agent before every post and by the CLI (forward-flags.ts checkedTarget) when a target is set.
 import type { LookupAddress, LookupOptions } from "node:dns";
 import type { LookupFunction } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { networkInterfaces } from "node:os";
+import { DEFAULT_API_PORT } from "../../local-agent/api/api-server.ts";
+import { UsageError } from "../../local-agent/cli/cli-args.ts";
+import { checkedTarget } from "../../local-agent/cli/forward-flags.ts";
 import { guardedLookup, literalRefusal } from "../../local-agent/forward/address-guard.ts";
 import { createAppClient } from "../../local-agent/forward/app-client.ts";
 import type { AppClient, AppRequest } from "../../local-agent/forward/app-client.ts";
 import { waitUntil } from "../support/node/stack.ts";
+import { runCli, tempHome } from "./cli-harness.ts";
 import { forwardFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
 import type { StandinApp } from "./forward-app.ts";
 
@@ -32,8 +39,8 @@ function fakeLookup(...answers: string[]): LookupFunction & { asked: string[] } 
   return Object.assign(lookup as LookupFunction, { asked });
 }
 
-function client(lookup?: LookupFunction): AppClient {
-  const made = createAppClient(lookup ? { lookup } : {});
+function client(lookup?: LookupFunction, apiPort?: number): AppClient {
+  const made = createAppClient({ ...(lookup ? { lookup } : {}), ...(apiPort !== undefined ? { apiPort: () => apiPort } : {}) });
   cleanups.push(() => made.close());
   return made;
 }
@@ -115,5 +122,66 @@ describe("the address guard", () => {
     await waitUntil("refused", () => wired.rejected.length === 1);
     expect(wired.rejected[0]).toMatchObject({ id: 1, rejection: { status: 0, attempts: 0, reason: expect.stringContaining(`${FIX} http://8.8.8.8/hooks --allow-public-target`) } });
     expect(wired.loop.forwards.status()[0]).toMatchObject({ source: "shop", rejected: 1, failing_since: null, last_error: expect.stringContaining("public address") });
+  });
+});
+
+/** A non-loopback address of this machine's own interfaces, when it has one. */
+const ownInterfaceAddress = Object.values(networkInterfaces())
+  .flatMap((list) => list ?? [])
+  .find((i) => !i.internal && i.family === "IPv4")?.address;
+
+describe("the agent's own local API port", () => {
+  it("is never posted to on this machine (loopback, localhost, 0.0.0.0, a name resolving there), whatever the source allows; the reason says what to do", async () => {
+    // Stands in for the API: if a post got through, it would be seen here.
+    const api = await app();
+    const apps = client(fakeLookup("127.0.0.1"), api.port);
+    for (const host of ["127.0.0.1", "localhost", "[::ffff:127.0.0.1]", "0.0.0.0", "api.internal"]) {
+      for (const allowPublic of [false, true]) {
+        const answer = await apps.post(request(`http://${host}:${api.port}/clawrelay/status`, allowPublic));
+        expect(answer.kind, host).toBe("not_sent");
+        expect(answer.kind === "not_sent" && answer.reason).toContain(`:${api.port} is this machine's clawrelay local API`);
+        expect(answer.kind === "not_sent" && answer.reason).toContain("clawrelay sources set shop --forward http://127.0.0.1:PORT/");
+      }
+    }
+    expect(api.requests).toEqual([]);
+    // Another port of the same machine is an ordinary target.
+    const shop = await app();
+    expect(await apps.post(request(`http://127.0.0.1:${shop.port}/x`))).toMatchObject({ kind: "answered", status: 200 });
+  });
+
+  it.skipIf(ownInterfaceAddress === undefined)("is refused at this machine's own network address too", async () => {
+    const answer = await client(undefined, 45_999).post(request(`http://${ownInterfaceAddress}:45999/x`, true));
+    expect(answer).toMatchObject({ kind: "not_sent", reason: expect.stringContaining("clawrelay local API") });
+  });
+
+  it(`refuses the default port (${DEFAULT_API_PORT}) on this machine even when the agent runs on another (another agent's API may be there)`, async () => {
+    const answer = await client(undefined, 45_998).post(request(`http://127.0.0.1:${DEFAULT_API_PORT}/`));
+    expect(answer).toMatchObject({ kind: "not_sent", reason: expect.stringContaining(`127.0.0.1:${DEFAULT_API_PORT} is this machine's clawrelay local API`) });
+  });
+
+  it("a refused delivery goes to the dead shelf with that reason", async () => {
+    const wired = wiredLoop();
+    cleanups.push(() => wired.loop.stop(100));
+    wired.loop.push(forwardFrame(1, { target: `http://127.0.0.1:${DEFAULT_API_PORT}`, tail: "/clawrelay/status" }));
+    await waitUntil("refused", () => wired.rejected.length === 1);
+    expect(wired.rejected[0]).toMatchObject({ id: 1, rejection: { attempts: 0, reason: expect.stringContaining("clawrelay local API") } });
+  });
+
+  it("the CLI refuses it as a target: sources add|set --forward and listen PORT, a usage error naming it", async () => {
+    for (const target of [`http://127.0.0.1:${DEFAULT_API_PORT}/`, `http://localhost:${DEFAULT_API_PORT}/x`, `http://[::1]:${DEFAULT_API_PORT}`]) {
+      await expect(checkedTarget(target, false)).rejects.toThrow(UsageError);
+      await expect(checkedTarget(target, true)).rejects.toThrow(/own local API/);
+    }
+    await expect(checkedTarget("http://127.0.0.1:4100/", false, "--forward", [4100])).rejects.toThrow(/127\.0\.0\.1:4100 is the clawrelay agent's own local API/);
+    await expect(checkedTarget("http://127.0.0.1:3000/", false)).resolves.toEqual({ forward: "http://127.0.0.1:3000/", allowPublic: false });
+
+    const home = await tempHome();
+    cleanups.push(() => home.cleanup());
+    const listen = await runCli(["listen", String(DEFAULT_API_PORT)], home.env);
+    expect(listen.code).toBe(2);
+    expect(listen.stderr).toContain(`127.0.0.1:${DEFAULT_API_PORT} is the clawrelay agent's own local API`);
+    const add = await runCli(["sources", "add", "app", "--kind", "token", "--forward", `http://localhost:${DEFAULT_API_PORT}/hooks`], home.env);
+    expect(add.code).toBe(2);
+    expect(add.stderr).toContain("own local API (status, messages, retry and the inspector), never a forward target");
   });
 });

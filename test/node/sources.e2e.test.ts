@@ -1,7 +1,7 @@
 // Webhook sources end to end: the CLI adds them on the real relay (workerd), a provider-signed event
 // (signed here with node:crypto) reaches the stand-in gateway through the real local agent with its
 // body byte-exact and its headers of interest, refusals show in `sources list`, rotation and removal.
-import { createHmac } from "node:crypto";
+import { createHmac, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
@@ -97,5 +97,20 @@ describe("webhook sources", () => {
     expect(empty.stderr).toContain("--secret - read nothing from stdin");
     const unknown = await runCli(["sources", "rotate", "nope"], home.env);
     expect(unknown.stderr).toContain("source_not_found");
+  });
+
+  it("a Discord source takes the application's public key (64 hex digits), said before the relay is asked; added, it names the Interactions Endpoint URL", async () => {
+    const { home } = await setUp();
+    // 0100…00 is the curve's neutral point: 64 hex digits, and no signature would ever verify under it.
+    for (const secret of [[], ["--secret", "1289020000000000000"], ["--secret", "g".repeat(64)], ["--secret", `01${"0".repeat(62)}`]]) {
+      const refused = await runCli(["sources", "add", "discord", "--kind", "discord", ...secret], home.env);
+      expect(refused.code, refused.stderr).toBe(2);
+      expect(refused.stderr).toContain("Public Key");
+    }
+    const jwk = generateKeyPairSync("ed25519").publicKey.export({ format: "jwk" });
+    const key = Buffer.from(jwk.x!, "base64url").toString("hex");
+    const added = await cli(home, ["sources", "add", "discord", "--kind", "discord", "--secret", key]);
+    expect(added).toContain("Interactions Endpoint URL");
+    expect(added).toContain(`${fixture.relay().url}/inbox/${home.settings.agent_id}/sources/discord`);
   });
 });

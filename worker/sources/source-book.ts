@@ -5,7 +5,7 @@
 // test/worker/sources-*.test.ts.
 import { RelayError } from "../../protocol/index.ts";
 import { isSealed, openSecret, sealSecret } from "../access/secret-box.ts";
-import { importHmacKey } from "./hmac.ts";
+import { fromHex, importHmacKey } from "./hmac.ts";
 import { MAX_SOURCES } from "./source-config.ts";
 import type { ForwardTarget, NewSource, SourceChange, SourceRefusal, StoredSecret, StoredSource } from "./source-config.ts";
 import type { SourceKeys } from "./source-kinds.ts";
@@ -20,7 +20,8 @@ export interface SourceOwner {
 
 interface KeptKeys {
   updatedAt: number;
-  keys: { key: HmacKey | string; until: number | null }[];
+  /** An imported HMAC key, a token's hash, or a Discord application's public key (its bytes). */
+  keys: { key: HmacKey | string | Uint8Array; until: number | null }[];
 }
 
 export class SourceBook {
@@ -148,12 +149,16 @@ export class SourceBook {
       if (this.owner.workerSecret() && source.kind !== "token" && source.secrets.some((s) => !isSealed(s.value))) await this.reseal(source);
     }
     const live = kept.keys.filter((k) => k.until === null || k.until > nowMs).map((k) => k.key);
-    return source.kind === "token" ? { kind: "hash", hashes: live as string[] } : { kind: "hmac", keys: live as HmacKey[] };
+    if (source.kind === "token") return { kind: "hash", hashes: live as string[] };
+    if (source.kind === "discord") return { kind: "ed25519", publicKeys: live as Uint8Array[] };
+    return { kind: "hmac", keys: live as HmacKey[] };
   }
 
-  private async keyOf(source: StoredSource, value: string): Promise<HmacKey | string> {
+  private async keyOf(source: StoredSource, value: string): Promise<HmacKey | string | Uint8Array> {
     if (source.kind === "token") return value;
     const plain = await openSecret(value, this.owned(source.name), this.owner.workerSecret(), `source "${source.name}" secret`, "source_secret_unavailable");
+    // Checked as 64 hex digits when it was stored (source-secrets.ts).
+    if (source.kind === "discord") return fromHex(plain) ?? new Uint8Array(0);
     return importHmacKey(hmacKeyBytes(source.kind, plain));
   }
 

@@ -177,6 +177,13 @@ function liveSecOf(value: unknown): number | null | undefined {
   return wholeIn("live_sec", value, 1, LIVE.deadlineSecMax, `how long a request waits for the app's answer while the agent is connected (clawrelay sources set NAME --live=${LIVE.deadlineSec}); null to answer at once and deliver later`);
 }
 
+/** The kinds whose secret the provider issues: the relay cannot make one. */
+const NEEDS_SECRET = {
+  stripe: "a Stripe source needs the endpoint's signing secret (whsec_…): add the endpoint in Stripe first, then give its secret",
+  slack: "a Slack source needs the app's Signing Secret (Basic Information → App Credentials)",
+  discord: "a Discord source needs the application's Public Key as its secret (Developer Portal → your application → General Information → Public Key)",
+} as const;
+
 function secretOf(kind: SourceKind, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") throw invalid("secret must be a string");
@@ -193,9 +200,7 @@ export function parseNewSource(body: unknown): NewSource {
   const kind = body.kind as SourceKind;
   if (!SOURCE_KINDS.includes(kind)) throw invalid(`kind must be one of ${SOURCE_KINDS.join(", ")}`);
   const secret = secretOf(kind, body.secret);
-  if (secret === null && (kind === "stripe" || kind === "slack")) {
-    throw invalid(kind === "stripe" ? "a Stripe source needs the endpoint's signing secret (whsec_…): add the endpoint in Stripe first, then give its secret" : "a Slack source needs the app's Signing Secret (Basic Information → App Credentials)");
-  }
+  if (secret === null && (kind === "stripe" || kind === "slack" || kind === "discord")) throw invalid(NEEDS_SECRET[kind]);
   const subpath = body.subpath === undefined ? `sources/${name}` : subpathOf(body.subpath);
   return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null, policy: policyOf(body, {}) ?? {}, live_sec: liveSecOf(body.live_sec) ?? null };
 }
@@ -211,7 +216,7 @@ export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kin
   const grace = body.grace_sec ?? 0;
   if (typeof grace !== "number" || !Number.isInteger(grace) || grace < 0 || grace > MAX_GRACE_SEC) throw invalid(`grace_sec must be a whole number of seconds from 0 to ${MAX_GRACE_SEC}`);
   if (grace > 0 && !rotate) throw invalid("grace_sec is for a rotation: give rotate: true (or a new secret) with it");
-  if (rotate && secret === null && (kind === "stripe" || kind === "slack")) throw invalid(`rotating a ${kind} source needs the new secret the provider shows: give it as secret`);
+  if (rotate && secret === null && (kind === "stripe" || kind === "slack" || kind === "discord")) throw invalid(`rotating a ${kind} source needs the new secret the provider shows: give it as secret`);
   const subpath = body.subpath === undefined ? null : subpathOf(body.subpath);
   const forward = forwardOf(body, source.forward);
   const policy = policyOf(body, source.policy ?? {});

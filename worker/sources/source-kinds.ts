@@ -1,5 +1,5 @@
 // What the webhook-source verifiers share: a request as they see it, and what they return.
-// Imported by every verifier (github.ts, stripe.ts, slack.ts, standard-webhooks.ts, token.ts) and by
+// Imported by every verifier (github.ts, stripe.ts, slack.ts, standard-webhooks.ts, token.ts, discord.ts) and by
 // source-verify.ts, which picks one; covered by test/worker/sources-*.test.ts.
 import { RelayError, assertStrictJson, decodeUtf8Text } from "../../protocol/index.ts";
 import type { HmacKey } from "./hmac.ts";
@@ -17,7 +17,7 @@ export interface SourceRequest {
 }
 
 /** The current secret first, then the previous one while a rotation's grace lasts. */
-export type SourceKeys = { kind: "hmac"; keys: HmacKey[] } | { kind: "hash"; hashes: string[] };
+export type SourceKeys = { kind: "hmac"; keys: HmacKey[] } | { kind: "hash"; hashes: string[] } | { kind: "ed25519"; publicKeys: Uint8Array[] };
 
 export interface VerifiedEvent {
   /** The provider's id for this delivery (dedup key); null when the request carries none. */
@@ -32,7 +32,7 @@ export interface VerifiedEvent {
   headers: Record<string, string>;
 }
 
-/** An event to store, or an answer to give without storing anything (GitHub's ping, Slack's challenge). */
+/** An event to store, or an answer to give without storing anything (GitHub's ping, Slack's challenge, Discord's PING). */
 export type Verdict = { event: VerifiedEvent } | { reply: Record<string, unknown> };
 
 /** A refusal in the provider's expected status, its code naming the check that failed. */

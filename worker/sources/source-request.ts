@@ -23,7 +23,7 @@ export function checkTail(tail: string): void {
     throw new RelayError(414, "uri_too_long", `the path and query after the source's URL are ${tail.length} characters; at most ${FORWARD_TAIL_MAX_LENGTH} are kept`);
   }
   if (forwardUrl("http://x/", tail) === null) {
-    throw new RelayError(400, "invalid_path", 'the path after the source\'s URL must stay below it when it is forwarded: no "." or ".." segments, no encoded "/" or "\\" (%2F, %5C); nothing was stored');
+    throw new RelayError(400, "invalid_path", 'the path after the source\'s URL must stay below it when it is forwarded: no "." or ".." segments (nor "..;x", "..." or ".." and a space), no encoded "/" or "\\" (%2F, %5C), no "\\", no empty segment ("//"), no double-encoded "%252e", "%252f" or "%255c", only UTF-8 percent-escapes (not %C0%AE), no control characters; nothing was stored');
   }
 }
 
@@ -53,14 +53,14 @@ export function checkMethod(method: string, source: Pick<StoredSource, "name" | 
   return method as ForwardMethod;
 }
 
-/** The sender's headers a forwarded or live request keeps; 431 when they are more than one keeps. */
+/** The sender's headers a forwarded or live request keeps; 431 when they are more than one keeps, 400 when one cannot be passed on. */
 export function keptHeaders(headers: Headers): [string, string][] {
   const kept = keptRequestHeaders(headers.entries());
-  if (!kept.ok) throw new RelayError(431, "headers_too_large", `${kept.problem}; nothing was stored`);
+  if (!kept.ok) throw new RelayError(kept.code === "headers_too_large" ? 431 : 400, kept.code, `${kept.problem}; nothing was stored`);
   return kept.headers;
 }
 
-/** The request kept with an event; 431 when its headers are more than a forwarded request keeps. */
+/** The request kept with an event; 431 when its headers are more than a forwarded request keeps, 400 when one cannot be passed on. */
 export function storedRequest(method: ForwardMethod, tail: string, headers: Headers): StoredRequest {
   return { method, tail, headers: keptHeaders(headers) };
 }
