@@ -14,6 +14,17 @@ function tooLarge(limit: number, what: string, advice: string): RelayError {
  * `advice` says what the sender can do, since only some limits are the inbox owner's to change.
  */
 export async function readBodyCapped(request: Request, limit: number, what = "this inbox's limit", advice = MESSAGE_LIMIT_ADVICE): Promise<Uint8Array> {
+  try {
+    return await readBody(request, limit, what, advice);
+  } catch (err) {
+    if (err instanceof RelayError) throw err;
+    // The runtime's body stream failed: a sender whose framing it could not follow (a chunked body cut
+    // short, a length that does not match). The sender's fault, answered as such, never a 500.
+    throw new RelayError(400, "body_unreadable", "the request's body could not be read as sent (its chunked framing or Content-Length does not match what arrived); nothing was stored: send it again with one correct framing");
+  }
+}
+
+async function readBody(request: Request, limit: number, what: string, advice: string): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit, what, advice);
   if (!request.body) return new Uint8Array(0);
