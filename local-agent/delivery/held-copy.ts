@@ -16,8 +16,8 @@ export type HeldVerdict =
   | { action: "post" };
 
 export interface HeldCopies {
-  /** Waits for live request `rid` to finish when it is still under way; "post" when it is not known. */
-  verdict(rid: string): Promise<HeldVerdict>;
+  /** Waits for live request `rid` to finish when it is still under way; "post" when it is not known. `messageId`: the held copy's, for the reason. */
+  verdict(rid: string, messageId: number): Promise<HeldVerdict>;
 }
 
 /** How the loop finishes a message: acknowledged (rejection null) or to the dead shelf; the feed's event. */
@@ -36,7 +36,7 @@ export interface HeldCopyHost {
 export async function settledByLive(pending: Pending, copies: HeldCopies | undefined, host: HeldCopyHost): Promise<boolean> {
   const { frame } = pending;
   if (frame.live_rid === undefined || copies === undefined) return false;
-  const verdict = await copies.verdict(frame.live_rid);
+  const verdict = await copies.verdict(frame.live_rid, frame.id);
   if (host.gone()) return true;
   if (verdict.action === "post") return false;
   const subpath = frame.forward ? (frame.forward.tail !== "" ? frame.forward.tail : frame.forward.source) : (frame.subpath ?? "");

@@ -239,7 +239,7 @@ export class RelayClient {
     ({ lanes: this.lanes, live: this.live } = spokenFeatures(frame));
     this.socket.markAuthenticated();
     logger.info("relay connected", { url: this.url, after: frame.after, backlog: frame.backlog });
-    this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}), live: this.live });
+    this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}), ...(this.live ? { live: true } : {}) });
   }
 
   private ended(end: SocketEnd): number | null {

@@ -104,7 +104,7 @@ describe("the relay client with a relay that speaks lanes", () => {
   it("names lanes in its auth; the cursor moves by the floor, under every open id, never by acks or `rejected`, never down; each ack is journalled", async () => {
     const { relay, journal, client, messages, deliver } = await connected(["lanes"]);
     expect(client.lanesMode).toBe(true);
-    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes"] });
+    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes", "live"] });
     // Two lanes: 5 (stuck at an app) and 6, 7 (the gateway's).
     await deliver(frame(5, { lane: "source:shop", floor: 4 }), frame(6, { lane: "c1", floor: 4 }), frame(7, { lane: "c1", floor: 4 }));
     expect(messages.map((m) => m.id)).toEqual([5, 6, 7]);
@@ -179,7 +179,7 @@ describe("the relay client with an older relay (no features in `ready`)", () => 
   it("acks move the cursor as before; floor and restored mean nothing; a frame under the cursor is dropped", async () => {
     const { relay, client, messages, deliver } = await connected(undefined);
     expect(client.lanesMode).toBe(false);
-    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes"] });
+    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes", "live"] });
     await deliver(frame(1), frame(2));
     client.ack(2);
     expect(client.cursor).toBe(0);
