@@ -6,60 +6,16 @@
 // handed on and its id forgotten. Against a relay whose `ready` names no features everything is as
 // before: acks move the cursor, and a frame under it is dropped, restored or not.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
-import type { WebSocket } from "ws";
 import type { AbandonFrame, DeliveryFrame } from "../../protocol/index.ts";
 import { DeliveryJournal } from "../../local-agent/delivery/delivery-journal.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { RelayClient } from "../../local-agent/relay/relay-client.ts";
+import { startFakeRelay } from "../support/node/fake-relay.ts";
 import { waitUntil } from "../support/node/stack.ts";
-
-interface FakeRelay {
-  url: string;
-  /** Every frame the agent sent, in order. */
-  frames: { type: string; [key: string]: unknown }[];
-  send(frame: object): void;
-  drop(): void;
-  close(): Promise<void>;
-}
-
-/** A relay that challenges, answers auth with `ready` (naming `features` when given) and records the rest. */
-async function startFakeRelay(features: string[] | undefined): Promise<FakeRelay> {
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server });
-  let socket: WebSocket | null = null;
-  const relay: FakeRelay = {
-    url: "",
-    frames: [],
-    send: (frame) => socket?.send(JSON.stringify(frame)),
-    drop: () => socket?.terminate(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const ws of wss.clients) ws.terminate();
-        wss.close();
-        server.close(() => resolve());
-      }),
-  };
-  wss.on("connection", (ws) => {
-    socket = ws;
-    ws.on("message", (data) => {
-      const frame = JSON.parse(data.toString()) as FakeRelay["frames"][number];
-      relay.frames.push(frame);
-      if (frame.type === "auth") ws.send(JSON.stringify({ type: "ready", after: frame.after, backlog: 0, window: 16, dead: 0, last_id: 0, ...(features ? { features } : {}) }));
-      if (frame.type === "ping") ws.send('{"type":"pong"}');
-    });
-    ws.send(JSON.stringify({ type: "challenge", agent_id: "ag_x", nonce: "bm9uY2U", epoch: "e1" }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  relay.url = `http://127.0.0.1:${address && typeof address !== "string" ? address.port : 0}`;
-  return relay;
-}
 
 function frame(id: number, extra: Partial<DeliveryFrame> = {}): DeliveryFrame {
   return { type: "message", id, kind: "hook", subpath: "a", content_type: "text/plain", body: "x", encoding: "utf8", received_at: 0, expires_at: 0, ...extra };
