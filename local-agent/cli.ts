@@ -147,7 +147,7 @@ async function listenCommand(): Promise<void> {
   const [{ listen, listenTarget, listenText }, { inboxAccess }, { runningAgentOf }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./doctor/agent-presence.ts")]);
   const port = positionals[0];
   if (port === undefined) throw new UsageError("listen needs the app's port: clawrelay listen 3000");
-  const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target") };
+  const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target"), live: !flag("no-live") };
   const target = await listenTarget(input);
   const settings = loadSettings(path);
   const home = settingsHome(env);
