@@ -143,6 +143,12 @@ async function sources(action: SourcesAction): Promise<void> {
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 
+async function a2a(action: "enable" | "status" | "disable"): Promise<void> {
+  const [{ runA2aCommand }, { inboxAccess }, { openClawEnv }] = await Promise.all([import("./a2a/a2a-command.ts"), import("./relay/messages.ts"), import("./gateway/agent-gateway.ts")]);
+  const settings = settingsWithFlags();
+  print(await runA2aCommand({ action, access: await inboxAccess(settings), env: openClawEnv(settings.gateway, env), json: flag("json") }));
+}
+
 async function listenCommand(): Promise<void> {
   const [{ listen, listenTarget, listenText }, { inboxAccess }, { runningAgentOf }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./doctor/agent-presence.ts")]);
   const port = positionals[0];
@@ -206,6 +212,9 @@ const RUN: Record<string, () => Promise<void>> = {
   "sources list": () => sources("list"),
   "sources rotate": () => sources("rotate"),
   "sources remove": () => sources("remove"),
+  "a2a enable": () => a2a("enable"),
+  "a2a status": () => a2a("status"),
+  "a2a disable": () => a2a("disable"),
 };
 
 async function main(): Promise<void> {
