@@ -23,10 +23,10 @@ afterEach(() => closeAllSockets());
 
 const queuePath = (inbox: ClaimedInbox, rest = "") => `/inbox/${inbox.agent.id}/queue${rest}`;
 
-/** A summary without its storage counts (what the object's statements read and wrote: asserted on their own). */
 /** The summary's `live` of an inbox that never had a live request (test/worker/live-log.test.ts covers the rest). */
 const NO_LIVE = { in_flight: 0, answered: 0, last_at: null };
 
+/** A summary without its storage counts (what the object's statements read and wrote: asserted on their own). */
 function withoutStorage(summary: QueueSummary): Omit<QueueSummary, "storage"> {
   const { storage, ...rest } = summary;
   expect(storage).toBeDefined();
@@ -266,7 +266,7 @@ describe("drop", () => {
     expect(await queued.json()).toEqual({ dropped: sent[1]!.id, was: "queued" });
     const again = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[1]!.id}`));
     expect([again.status, await errorCode(again)]).toEqual([404, "message_not_found"]);
-    expect(withoutStorage((await listQueue(inbox.agent)).summary)).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [] });
+    expect(withoutStorage((await listQueue(inbox.agent)).summary)).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [], live: NO_LIVE });
   });
 
   it("regression: a message the connected agent is delivering is not dropped but refused 409 in_flight (it answered dropped while the agent kept posting it)", async () => {
