@@ -20,7 +20,7 @@ import { loadSettings } from "../../local-agent/settings.ts";
 import { ensureOpenClaw } from "../../scripts/openclaw-install.ts";
 import type { OpenClawInstall } from "../../scripts/openclaw-install.ts";
 import { runCli } from "../node/cli-harness.ts";
-import { NO_HUB, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
+import { NO_HUB, ownerCall, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 import { startFakeModel } from "./support/fake-model.ts";
 import type { FakeModel } from "./support/fake-model.ts";
@@ -159,6 +159,8 @@ describe("the real gateway's A2A channel through the relay", () => {
     expect(JSON.stringify(refused.body)).not.toContain("configure channels.a2a.peers");
     // The gateway would have run its agent for the literal text (a2a-facts: it keeps `${A2A_GHOST_TOKEN}`
     // as the ghost peer's token): no model call carried either text.
+    const view = await ownerCall(relay.url, home, "GET", "/a2a");
+    expect(view.body).toMatchObject({ enabled: true, last_refusal: { code: expect.any(String) } });
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(modelSaw(wrong)).toBe(0);
     expect(modelSaw(ghost)).toBe(0);
