@@ -29,4 +29,5 @@ export * from "./hub-flat.ts";
 export * from "./conversation-key.ts";
 export * from "./lanes.ts";
 export * from "./live.ts";
+export * from "./a2a.ts";
 export * from "./text-cut.ts";

@@ -164,3 +164,40 @@ export function parseRequestFrame(frame: Record<string, unknown>): LiveRequestFr
   if (typeof frame.deadline_ms !== "number" || !Number.isSafeInteger(frame.deadline_ms) || frame.deadline_ms <= 0) return null;
   return frame as unknown as LiveRequestFrame;
 }
+
+/** The header the relay sets on every live answer it returns: an app's page runs in an opaque origin (the relay's origin is shared by every inbox). */
+export const ANSWER_CSP = "sandbox allow-scripts allow-forms allow-popups";
+
+/** What became of a live request, as the relay's live log keeps it. */
+export type LiveOutcome = "answered" | "late" | "failed" | "held";
+
+/** One live request in the relay's log (GET /inbox/{id}/live): never its body, never its query. */
+export interface LiveLogEntry {
+  at_ms: number;
+  /** The source's name; "a2a" for the A2A routes. */
+  source: string;
+  method: string;
+  /** The path after the source's URL (or the A2A path) without its query: an OAuth query holds a one-time code. */
+  path: string;
+  /** The app's status (answered, late); null when none came. */
+  status: number | null;
+  duration_ms: number;
+  outcome: LiveOutcome;
+  /** Why it failed or was held (a LiveFailure code, deadline_passed, a HeldReason); null when answered. */
+  code: string | null;
+}
+
+/** GET /inbox/{id}/live: the newest first. */
+export interface LiveLogView {
+  requests: LiveLogEntry[];
+  in_flight: number;
+}
+
+/** The queue summary's `live` (QueueSummary.live): absent from an older relay. */
+export interface LiveSummary {
+  in_flight: number;
+  /** Answered live requests among the last ones the log keeps. */
+  answered: number;
+  /** When the newest live request came (null when none). */
+  last_at: number | null;
+}

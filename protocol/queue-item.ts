@@ -1,5 +1,6 @@
 // What an inbox holds, as its owner sees it (GET /inbox/{id}/queue): every stored message has a state.
 // Shared by the relay, which answers with it, and the CLI's `clawrelay messages`, which prints it.
+import type { LiveSummary } from "./live.ts";
 
 /**
  * queued: waiting for the local agent. sent: handed to the connected agent, not yet acknowledged.
@@ -63,6 +64,8 @@ export interface QueueSummary {
    * written, and of the reads those of sending to the agent, with the messages sent. Absent from an older relay.
    */
   storage?: { rows_read: number; rows_written: number; pump_rows_read: number; messages_sent: number };
+  /** Live requests (protocol/live.ts): in flight now, answered among the logged, the newest's time. Absent from an older relay. */
+  live?: LiveSummary;
 }
 
 export const LANES_LISTED = 20;

@@ -8,7 +8,7 @@
 // test/worker/expiry.test.ts and test/worker/receipts.test.ts.
 import { INBOX_DEFAULTS, RelayError, isAgentId, parseEnvelope } from "../protocol/index.ts";
 import type { Envelope } from "../protocol/index.ts";
-import { closeIfAuthOverdue } from "./delivery/socket-session.ts";
+import { closeIfAuthOverdue } from "./delivery/socket-auth.ts";
 import { reapPlan } from "./delivery/socket-limits.ts";
 import type { InboxRpc } from "./env.ts";
 import type { HubLink, ReceiptOutcome } from "./hub/hub-link.ts";

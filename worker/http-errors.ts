@@ -17,7 +17,7 @@ const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
  * Answering before reading a forwarded body makes workerd log "Can't read from request stream after
  * response has been sent"; reading the rest first avoids it. Huge bodies are cancelled instead.
  */
-async function discardUnreadBody(request: Request): Promise<void> {
+export async function discardUnreadBody(request: Request): Promise<void> {
   if (!request.body || request.bodyUsed) return;
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > DRAIN_LIMIT_BYTES) await request.body.cancel().catch(() => undefined);

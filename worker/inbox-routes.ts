@@ -1,6 +1,6 @@
 // HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged): the claim, the
 // webhook endpoint (what a hook body is: hub/webhook-era/hub-webhook.ts), posted envelopes, the
-// WebSocket upgrade and polling; the owner's queue, hub and source routes are mounted from their
+// WebSocket upgrade and polling; the owner's queue, hub, source, live and A2A routes are mounted from their
 // folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
 // test/worker/envelopes.test.ts and test/worker/polling.test.ts.
 import { Hono } from "hono";
@@ -26,8 +26,12 @@ import { queryInteger } from "./delivery/query-params.ts";
 import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
+import { liveRoutes } from "./live/live-routes.ts";
+import type { LiveHost } from "./live/live-routes.ts";
+import { a2aRoutes } from "./a2a/a2a-routes.ts";
+import type { A2aHost } from "./a2a/a2a-routes.ts";
 import { sourceMethodAdvice } from "./sources/source-request.ts";
-import { openSession } from "./delivery/socket-session.ts";
+import { openSession } from "./delivery/socket-auth.ts";
 import { admitSocket } from "./delivery/socket-limits.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 import type { Admission } from "./access/admission.ts";
@@ -40,7 +44,7 @@ import type { SourceHost } from "./sources/source-routes.ts";
  * What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need:
  * a narrow view of it (its config, sockets and waiters), and its hub link.
  */
-export interface InboxHost extends QueueHost, SourceHost {
+export interface InboxHost extends QueueHost, SourceHost, LiveHost, A2aHost {
   readonly config: InboxConfig | null;
   readonly hub: HubLink;
   admission(): Admission | RelayError;
@@ -201,5 +205,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
   app.route("/", queueRoutes(inbox));
   app.route("/", hubRoutes(inbox, inbox.hub));
   app.route("/", sourceRoutes(inbox));
+  app.route("/", liveRoutes(inbox));
+  app.route("/", a2aRoutes(inbox));
   return app;
 }

@@ -1,16 +1,19 @@
 // One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's WebSocket and
 // the alarm, and composes the parts that do the work — the hub link (hub/hub-link.ts: the hub token, pulling
 // and the webhook era's bridge), receipts to sibling inboxes (intake/sibling-sender.ts), the webhook sources
-// (sources/source-book.ts) and the alarm's jobs (housekeeping.ts). Decisions live in the intake steps
-// (intake/), socket-session.ts and inbox-store.ts; HTTP parsing in inbox-routes.ts. Covered by test/worker/.
+// (sources/source-book.ts), live requests (live/), A2A (a2a/) and the alarm's jobs (housekeeping.ts).
+// Decisions live in the intake steps (intake/), socket-session.ts and inbox-store.ts; HTTP parsing in
+// inbox-routes.ts. Covered by test/worker/.
 import { DurableObject } from "cloudflare:workers";
 import type { Hono } from "hono";
 import { PING_FRAME, PONG_FRAME, RelayError, hubClient, isAgentId, lookupHubKey } from "../protocol/index.ts";
-import type { AbandonFrame, HubTokenFrame, KeyRecord } from "../protocol/index.ts";
+import type { AbandonFrame, HubTokenFrame, KeyRecord, LiveSummary } from "../protocol/index.ts";
 import { admissionFrom } from "./access/admission.ts";
 import type { Admission } from "./access/admission.ts";
 import { isSealed, openSecret, sealSecret } from "./access/secret-box.ts";
+import { A2aBook } from "./a2a/a2a-book.ts";
 import { answerClientFrame } from "./delivery/client-frames.ts";
+import { MessageWaiters } from "./delivery/message-waiters.ts";
 import { answerSocketError, endEveryConnection, reapPlan } from "./delivery/socket-limits.ts";
 import { abandon, closeSocket, inFlightOf, pump, send, stateOf } from "./delivery/socket-session.ts";
 import type { Abandoned } from "./delivery/socket-session.ts";
@@ -22,6 +25,8 @@ import { keyMayActFor } from "./inbox-config.ts";
 import type { InboxConfig } from "./inbox-config.ts";
 import { inboxRouter } from "./inbox-routes.ts";
 import type { IntakeContext } from "./intake/intake-context.ts";
+import { intakeHooks } from "./intake/intake-hooks.ts";
+import type { IntakeHooks } from "./intake/intake-hooks.ts";
 import { KeyResolver } from "./intake/key-resolver.ts";
 import { RateLimiter } from "./intake/rate-limiter.ts";
 import { receiptSigner } from "./intake/receipts.ts";
@@ -29,6 +34,8 @@ import type { Signer } from "./intake/receipts.ts";
 import { storeSiblingReceipts } from "./intake/sibling-receipts.ts";
 import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
 import { SiblingSender } from "./intake/sibling-sender.ts";
+import { LiveLog } from "./live/live-log.ts";
+import { LiveRequests } from "./live/live-requests.ts";
 import { SourceBook } from "./sources/source-book.ts";
 import { InboxStore } from "./storage/inbox-store.ts";
 import type { InFlight } from "./storage/in-flight.ts";
@@ -47,13 +54,18 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   });
   /** Where each source's events go now, read as each delivery frame is built (delivery-frame.ts). */
   readonly forwardTargets = (name: string) => this.sources.forwardTarget(name);
+  /** The last live requests (live/live-log.ts) and those waiting for their answer (live/live-requests.ts). */
+  readonly liveLog = new LiveLog(this.ctx.storage.sql);
+  readonly live = new LiveRequests(() => this.sockets(), this.liveLog);
+  /** The A2A settings and the stored Agent Card (a2a/). */
+  readonly a2a = new A2aBook(this.ctx.storage.sql);
   private readonly siblings: SiblingSender;
   private readonly jobs: HousekeepingJob[];
   private readonly jobFailures: JobFailures;
   private signerPromise: Promise<Signer> | null = null;
   private alarmAtMs: number | null = null;
-  private readonly waiters = new Set<() => void>();
-  private readonly intakeHooks: Omit<IntakeContext, "config" | "nowMs">;
+  private readonly polls = new MessageWaiters();
+  private readonly intakeHooks: IntakeHooks;
   private readonly router: Hono;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -72,7 +84,10 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
       relay: (agentId, keyId) => this.relayKey(agentId, keyId),
       hub: (agentId, keyId) => lookupHubKey(hubClient(this.requireConfig().hub_url), agentId, keyId),
     });
-    this.intakeHooks = this.makeIntakeHooks();
+    this.intakeHooks = intakeHooks({
+      store, rates: this.rates, keys: this.keys, signer: () => this.signer(), ensureAlarm, wakeConsumers: () => this.wakeConsumers(),
+      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt), owedAcks: this.siblings.owed, hubUrl: () => this.requireConfig().hub_url,
+    });
     this.hub = new HubLink({
       store,
       config: () => this.requireConfig(),
@@ -183,27 +198,6 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     return { ...this.intakeHooks, config: this.requireConfig(), nowMs };
   }
 
-  /** What intake calls back, made once per object: a context per request adds only the config and the time. */
-  private makeIntakeHooks(): Omit<IntakeContext, "config" | "nowMs"> {
-    return {
-      store: this.store,
-      rates: this.rates,
-      resolveKey: (agentId, keyId) => this.keys.resolve(agentId, keyId, Date.now()),
-      signer: () => this.signer(),
-      stored: async (_seq, expiresAtMs) => {
-        await this.ensureAlarm(expiresAtMs);
-        this.wakeConsumers();
-      },
-      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt),
-      owedAcks: this.siblings.owed,
-      sendToHub: async (receipt, expiresAtMs, afterMs) => {
-        const at = Date.now() + afterMs;
-        this.store.enqueueOutbox({ kind: "hub", hubUrl: this.requireConfig().hub_url }, JSON.stringify(receipt), at, expiresAtMs);
-        await this.ensureAlarm(at);
-      },
-    };
-  }
-
   // --- RPC between inboxes of this relay (documented on InboxRpc, env.ts) -------------------------
 
   async lookupKey(keyId: string): Promise<KeyRecord | null> {
@@ -244,20 +238,17 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
 
   wakeConsumers(): void {
     for (const ws of this.sockets()) pump(ws, this);
-    for (const wake of [...this.waiters]) wake();
+    this.polls.wakeAll();
   }
 
   /** Resolves when a message is stored or after `ms`, whichever comes first (long-poll). */
   waitForMessage(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
+    return this.polls.wait(ms);
+  }
+
+  /** The queue summary's `live` (delivery/queue-routes.ts). */
+  liveSummary(): LiveSummary {
+    return this.live.summary();
   }
 
   async ensureAlarm(atMs: number): Promise<void> {
@@ -275,11 +266,13 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    this.live.socketGone(ws);
     // Reciprocate so the client sees its own code, never 1006; reserved codes cannot be sent back.
     closeSocket(ws, code === 1005 || code === 1006 || code === 1015 ? 1000 : code, reason);
   }
 
   override async webSocketError(ws: WebSocket, error: unknown): Promise<void> {
+    this.live.socketGone(ws);
     answerSocketError(ws, error);
   }
 

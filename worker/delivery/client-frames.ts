@@ -1,23 +1,29 @@
 // What the inbox does with each frame its local agent sends on the WebSocket: auth (the newest
 // connection wins, delivery begins after the agent's cursor; an agent naming "lanes" gets lanes, and the
-// messages an older agent set aside back), ack, reject, ping, and the hub link's
+// messages an older agent set aside back; one naming "live" may be sent live requests), ack, reject, ping,
+// answer (to a live request: only from a live socket), and the hub link's
 // two: hub_pull (the agent saw mail at the hub: a pulling inbox pulls now) and hub_token (the agent
 // holds a newer hub JWT); a frame over 1 MiB closes the socket with 1009. The Durable Object's
 // webSocketMessage (inbox.ts) hands every frame here inside its guard; covered by
 // test/worker/websocket-auth.test.ts, test/worker/websocket-delivery.test.ts,
-// test/worker/websocket-limits.test.ts, test/worker/websocket-lanes.test.ts and test/worker/hub-token.test.ts.
+// test/worker/websocket-limits.test.ts, test/worker/websocket-lanes.test.ts, test/worker/hub-token.test.ts and
+// test/worker/live-requests.test.ts.
 import { CLOSE_CODES, parseClientFrame } from "../../protocol/index.ts";
 import type { HubLink } from "../hub/hub-link.ts";
 import { tokenFrame } from "../hub/hub-token.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import { CLOSE_MESSAGE_TOO_BIG, MAX_CLIENT_FRAME_BYTES, frameTooLarge } from "./socket-limits.ts";
-import { acknowledge, authenticate, beginDelivery, closeIfAuthOverdue, closeSocket, reject, send, speaksLanes, stateOf } from "./socket-session.ts";
+import type { LiveRequests } from "../live/live-requests.ts";
+import { authenticate, closeIfAuthOverdue } from "./socket-auth.ts";
+import { acknowledge, beginDelivery, closeSocket, reject, send, speaksLanes, speaksLive, stateOf } from "./socket-session.ts";
 import type { Outgoing } from "./socket-session.ts";
 
 /** What answering a frame needs of its inbox (a narrow view of it: inbox.ts), and its hub link. */
 export interface FrameHost extends Outgoing {
   readonly config: InboxConfig | null;
   readonly hub: HubLink;
+  /** Live requests wait here for their answer frames (worker/live/). */
+  readonly live: LiveRequests;
   requireConfig(): InboxConfig;
   sockets(): WebSocket[];
   ensureAlarm(at: number): Promise<void>;
@@ -62,9 +68,10 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
       if (other !== ws && stateOf(other)?.authed) {
         send(other, { type: "error", code: "replaced", message: "a newer connection for this inbox authenticated" });
         closeSocket(other, CLOSE_CODES.replaced, "replaced");
+        host.live.socketGone(other);
       }
     }
-    beginDelivery(ws, host, after, frame.window, { prefix: host.hub.prefix(), mode: host.hub.settings().mode }, lanes);
+    beginDelivery(ws, host, after, frame.window, { prefix: host.hub.prefix(), mode: host.hub.settings().mode }, { lanes, live: speaksLive(frame.features) });
     // The agent keeps its credentials file on the inbox's token; a pulling inbox looks at the hub at once.
     const token = await host.hub.agentConnected(Date.now());
     if (token) send(ws, token);
@@ -81,6 +88,12 @@ export async function answerClientFrame(host: FrameHost, ws: WebSocket, data: st
     return;
   }
   if (frame.type === "ack") return acknowledge(ws, host, frame.id);
+  // An answer from a socket that never named "live" is a frame it does not speak: as before live existed.
+  if (frame.type === "answer") {
+    if (state.live === true) return host.live.take(ws, frame);
+    send(ws, { type: "error", code: "bad_frame", message: "answer frames are for live requests: name \"live\" in the auth frame's features first" });
+    return closeSocket(ws, CLOSE_CODES.badFrame, "bad_frame");
+  }
   if (frame.type === "reject") {
     const keepUntil = reject(ws, host, host.requireConfig(), frame, Date.now());
     if (keepUntil !== null) await host.ensureAlarm(keepUntil);

@@ -2,9 +2,9 @@
 // into what the owner's message detail shows of it. A source event whose source forwards to a local app
 // now — looked up as the frame is built, so a target set or cleared applies to events already waiting —
 // carries `forward` (protocol/forward.ts) with the source's policy fields its owner set; every other frame
-// is as it always was. Used by
+// is as it always was; one held after its live deadline carries the live request's `live_rid`. Used by
 // socket-session.ts, inbox-routes.ts (polling) and queue-routes.ts; covered by
-// test/worker/sources-forward.test.ts and test/worker/websocket-delivery.test.ts.
+// test/worker/sources-forward.test.ts, test/worker/websocket-delivery.test.ts and test/worker/live-held.test.ts.
 import { SOURCE_HEADERS, decodeUtf8, toBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame, ForwardFrame, StoredRequest } from "../../protocol/index.ts";
 import { sourceNameOf } from "../sources/source-config.ts";
@@ -47,6 +47,8 @@ export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): 
   const text = decodeUtf8(bytes);
   const headers = message.headers ? (JSON.parse(message.headers) as Record<string, string>) : null;
   const forward = forwardOf(message, headers, targets);
+  // A request held after its live deadline: the agent settles it by the live request's outcome.
+  const liveRid = message.request ? (JSON.parse(message.request) as StoredRequest).live_rid : undefined;
   return {
     type: "message",
     id: message.seq,
@@ -59,5 +61,6 @@ export function deliveryFrame(message: StoredMessage, targets: ForwardTargets): 
     expires_at: message.expires_at,
     ...(headers ? { headers } : {}),
     ...(forward ? { forward } : {}),
+    ...(liveRid ? { live_rid: liveRid } : {}),
   };
 }

@@ -6,7 +6,7 @@
 // test/worker/queue.test.ts.
 import { Hono } from "hono";
 import { LANES_LISTED, RelayError } from "../../protocol/index.ts";
-import type { AbandonFrame, MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
+import type { AbandonFrame, LiveSummary, MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import type { Abandoned } from "./socket-session.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
@@ -33,6 +33,8 @@ export interface QueueHost {
   readonly forwardTargets: ForwardTargets;
   /** What the alarm's jobs failed at, by job (housekeeping.ts): shown with the listing. */
   housekeepingFailures(): Record<string, JobFailure>;
+  /** Live requests in flight, answered, the newest's time (worker/live/). */
+  liveSummary(): LiveSummary;
 }
 
 const LIST_MAX = 200;
@@ -70,7 +72,7 @@ export function queueSummary(host: QueueHost): QueueSummary {
   const lanes = host.store.lanes().summaries((seq) => holds(inFlight, seq), LANES_LISTED);
   const { store } = host;
   const storage = { rows_read: store.rowsRead, rows_written: store.rowsWritten, pump_rows_read: store.pumpCost.rowsRead, messages_sent: store.pumpCost.sent };
-  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage };
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage, live: host.liveSummary() };
 }
 
 function messageId(text: string): number {

@@ -1,31 +1,19 @@
-// One local agent's WebSocket: challenge, authentication, windowed delivery and acknowledgements.
+// One local agent's WebSocket once authenticated: windowed delivery, acknowledgements and rejects.
 // State lives in the socket's attachment so it survives hibernation (the runtime keeps at most 16 KB per socket).
 // Two modes once authenticated: an older agent's (no "lanes" in its auth) is sent queued ids in order over
 // one contiguous range, as before; a lanes agent's is sent what each lane has room for (lane-pump.ts), and
-// its attachment holds the ids in flight (at most MAX_WINDOW of them: a few KB). Covered by
+// its attachment holds the ids in flight (at most MAX_WINDOW of them: a few KB). Either may speak live too
+// (it may be sent live requests: worker/live/). The challenge and auth are socket-auth.ts's. Covered by
 // test/worker/websocket-delivery.test.ts (older agents) and test/worker/websocket-lanes.test.ts.
-import {
-  CLOSE_CODES,
-  DEFAULT_WINDOW,
-  MAX_WINDOW,
-  PROTOCOL_FEATURES,
-  connectSigningInput,
-  fromBase64,
-  parsePublicKey,
-  randomBytes,
-  toBase64Url,
-  verifyWebCrypto,
-} from "../../protocol/index.ts";
-import type { AbandonFrame, ClientFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
+import { DEFAULT_WINDOW, MAX_WINDOW, PROTOCOL_FEATURES } from "../../protocol/index.ts";
+import type { AbandonFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
 import { deliveryFrame } from "./delivery-frame.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
 import { nextToSend } from "./lane-pump.ts";
-import { keyMayActFor } from "../inbox-config.ts";
 import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { InFlight } from "../storage/in-flight.ts";
-import { socketTimings } from "./socket-timings.ts";
 
 /** An older agent's socket was sent every queued id in (from, sentUpTo]: those still queued are in flight on it. */
 export interface RangeSocket {
@@ -34,6 +22,8 @@ export interface RangeSocket {
   from?: number;
   sentUpTo: number;
   window: number;
+  /** It named "live": it may be sent live requests (worker/live/). */
+  live?: true;
 }
 
 /** A lanes agent's socket: exactly `inflight` were sent on it and are not finished (ids only: the 16 KB limit). */
@@ -44,6 +34,7 @@ export interface LanesSocket {
   inflight: number[];
   /** The last floor this socket was told (on a message frame or a floor frame). */
   floor?: number;
+  live?: true;
 }
 
 export type SocketState =
@@ -90,48 +81,6 @@ export function stateOf(ws: WebSocket): SocketState | null {
   return (ws.deserializeAttachment() as SocketState | null) ?? null;
 }
 
-/** Starts a session: the client must answer this challenge within the auth deadline (socket-timings.ts). */
-export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number): number {
-  const nonce = toBase64Url(randomBytes(24));
-  const deadline = nowMs + socketTimings().authDeadlineMs;
-  ws.serializeAttachment({ authed: false, nonce, deadline } satisfies SocketState);
-  send(ws, { type: "challenge", agent_id: config.agent_id, nonce, epoch: inboxEpoch(config) });
-  return deadline;
-}
-
-/**
- * Closes a socket that has not authenticated by its deadline (4001). Returns the deadline when it
- * still has time, null otherwise (closed now, or authenticated).
- */
-export function closeIfAuthOverdue(ws: WebSocket, nowMs: number): number | null {
-  const state = stateOf(ws);
-  if (!state || state.authed) return null;
-  if (state.deadline > nowMs) return state.deadline;
-  send(ws, { type: "error", code: "auth_timeout", message: `no auth frame arrived within ${socketTimings().authDeadlineMs / 1000} s of the challenge` });
-  closeSocket(ws, CLOSE_CODES.authTimeout, "auth_timeout", nowMs);
-  return null;
-}
-
-export async function authenticate(
-  ws: WebSocket,
-  state: Extract<SocketState, { authed: false }>,
-  frame: Extract<ClientFrame, { type: "auth" }>,
-  config: InboxConfig,
-): Promise<boolean> {
-  const key = parsePublicKey(frame.key);
-  const signature = fromBase64(frame.signature);
-  const ok =
-    !!key &&
-    !!signature &&
-    (await keyMayActFor(config, config.agent_id, frame.key)) &&
-    (await verifyWebCrypto(key, connectSigningInput(config.agent_id, state.nonce), signature));
-  if (!ok) {
-    send(ws, { type: "error", code: "auth_failed", message: `sign "clawrelay-connect/1\\n${config.agent_id}\\n<nonce>" with a key of this inbox` });
-    closeSocket(ws, CLOSE_CODES.authFailed, "auth_failed");
-  }
-  return ok;
-}
-
 /** What sending messages needs: the queue, and where each source's events go now (delivery-frame.ts). */
 export interface Outgoing {
   readonly store: InboxStore;
@@ -143,16 +92,30 @@ export function speaksLanes(features: readonly string[] | undefined): boolean {
   return features?.includes(PROTOCOL_FEATURES.lanes) === true;
 }
 
-/** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller); `lanes` from speaksLanes. */
-export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, requestedWindow: number | undefined, hub: { prefix: string; mode: HubLinkMode }, lanes: boolean): void {
+/** Whether an auth frame's features make a live connection (the relay may send it `request` frames). */
+export function speaksLive(features: readonly string[] | undefined): boolean {
+  return features?.includes(PROTOCOL_FEATURES.live) === true;
+}
+
+/** Of an open authenticated socket, whether it speaks live; null for any other socket. */
+export function speaksLiveNow(ws: WebSocket): boolean | null {
+  const state = stateOf(ws);
+  if (!state?.authed || ws.readyState !== WebSocket.OPEN) return null;
+  return state.live === true;
+}
+
+/** Marks the socket authenticated, resuming after `after` (already acknowledged by the caller); `speaks` from speaksLanes and speaksLive. */
+export function beginDelivery(ws: WebSocket, out: Outgoing, after: number, requestedWindow: number | undefined, hub: { prefix: string; mode: HubLinkMode }, speaks: { lanes: boolean; live: boolean }): void {
   const { store } = out;
   const window = Math.min(MAX_WINDOW, Math.max(1, requestedWindow ?? DEFAULT_WINDOW));
-  const state: SocketState = lanes ? { authed: true, lanes: true, window, inflight: [] } : { authed: true, from: after, sentUpTo: after, window };
+  const live = speaks.live ? { live: true as const } : {};
+  const state: SocketState = speaks.lanes ? { authed: true, lanes: true, window, inflight: [], ...live } : { authed: true, from: after, sentUpTo: after, window, ...live };
   ws.serializeAttachment(state);
   const summary = store.summary(null);
+  const features = [...(speaks.lanes ? [PROTOCOL_FEATURES.lanes] : []), ...(speaks.live ? [PROTOCOL_FEATURES.live] : [])];
   send(ws, {
     type: "ready", after, backlog: summary.queued, window, dead: summary.dead, last_id: store.queueStats().lastSeq, hub_prefix: hub.prefix, hub_mode: hub.mode,
-    ...(lanes ? { features: [PROTOCOL_FEATURES.lanes] } : {}),
+    ...(features.length > 0 ? { features } : {}),
   });
   pump(ws, out);
 }
@@ -192,11 +155,6 @@ export function abandon(ws: WebSocket, out: Outgoing, which: Abandoned, reason: 
   for (const id of held) send(ws, { type: "abandon", id, reason });
   release(ws, held);
   pump(ws, out);
-}
-
-/** The inbox's life: when it was first claimed (kept by every later claim, new only after a wipe). */
-export function inboxEpoch(config: InboxConfig): string {
-  return String(config.claimed_at);
 }
 
 /** What the authenticated socket among `sockets` holds in flight (one consumer at a time). */

@@ -103,6 +103,7 @@ export class SourceBook {
       subpath: input.subpath,
       forward: input.forward,
       ...(Object.keys(input.policy).length > 0 ? { policy: input.policy } : {}),
+      ...(input.live_sec !== null ? { live_sec: input.live_sec } : {}),
       secrets: [{ value: await this.stored(input, plain), until: null }],
       created_at: nowMs,
       updated_at: nowMs,
@@ -123,7 +124,8 @@ export class SourceBook {
     }
     const forward = change.forward === undefined ? source.forward : change.forward;
     const policy = change.policy ?? source.policy;
-    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, forward, ...(policy ? { policy } : {}), updated_at: nowMs };
+    const liveSec = change.liveSec === undefined ? (source.live_sec ?? null) : change.liveSec;
+    const next: StoredSource = { ...source, secrets, subpath: change.subpath ?? source.subpath, forward, ...(policy ? { policy } : {}), live_sec: liveSec, updated_at: nowMs };
     this.save(next);
     return { source: next, secret: minted };
   }

@@ -1,7 +1,7 @@
 // What an inbox stores about a webhook source, how a request to add or change one is read (its forward
-// target and its forward policy among it: timeout_sec, retries, ordered), and what its owner is shown. Pure: no storage, no crypto here (source-book.ts does
+// target and its forward policy among it: timeout_sec, retries, ordered; and live_sec, a live source's deadline), and what its owner is shown. Pure: no storage, no crypto here (source-book.ts does
 // both). Covered by test/worker/sources-config.test.ts and test/worker/sources-forward.test.ts.
-import { FORWARD_POLICY, RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath, checkForwardTarget } from "../../protocol/index.ts";
+import { FORWARD_POLICY, LIVE, RelayError, SOURCE_KINDS, SUBPATH_MAX_LENGTH, canonicalSubpath, checkForwardTarget } from "../../protocol/index.ts";
 import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { checkSecret } from "./source-secrets.ts";
 import { isSealed } from "../access/secret-box.ts";
@@ -50,6 +50,8 @@ export interface StoredSource {
   secrets: StoredSecret[];
   /** Absent in a source stored before policies existed (the defaults apply). */
   policy?: SourcePolicy;
+  /** A live source's deadline (protocol/live.ts): its requests are answered by the app while the agent is connected. Absent or null: not live. */
+  live_sec?: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -62,6 +64,7 @@ export interface NewSource {
   subpath: string;
   forward: SourceForward | null;
   policy: SourcePolicy;
+  live_sec: number | null;
 }
 
 export interface SourceChange {
@@ -73,6 +76,8 @@ export interface SourceChange {
   forward: SourceForward | null | undefined;
   /** The policy from now on (the fields named changed, those named null back to the default); undefined: unchanged. */
   policy: SourcePolicy | undefined;
+  /** The live deadline from now on: null, not live; undefined: unchanged. */
+  liveSec: number | null | undefined;
 }
 
 /** Who a source's events are from, in the queue and the dedup table: never an agent id. */
@@ -166,6 +171,12 @@ function policyOf(body: Record<string, unknown>, current: SourcePolicy): SourceP
   return next;
 }
 
+/** The body's live_sec: seconds (1..LIVE.deadlineSecMax), null (not live), or undefined (not named). */
+function liveSecOf(value: unknown): number | null | undefined {
+  if (value === undefined || value === null) return value;
+  return wholeIn("live_sec", value, 1, LIVE.deadlineSecMax, `how long a request waits for the app's answer while the agent is connected (clawrelay sources set NAME --live=${LIVE.deadlineSec}); null to answer at once and deliver later`);
+}
+
 function secretOf(kind: SourceKind, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string") throw invalid("secret must be a string");
@@ -175,8 +186,8 @@ function secretOf(kind: SourceKind, value: unknown): string | null {
 
 /** A request to add a source: {name, kind, secret?, subpath?, forward?, allow_public_target?, timeout_sec?, retries?, ordered?}. */
 export function parseNewSource(body: unknown): NewSource {
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?}');
-  onlyFields(body, ["name", "kind", "secret", "subpath", "forward", "allow_public_target", ...POLICY_FIELDS]);
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"name", "kind", "secret"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?, "live_sec"?}');
+  onlyFields(body, ["name", "kind", "secret", "subpath", "forward", "allow_public_target", "live_sec", ...POLICY_FIELDS]);
   if (typeof body.name !== "string") throw invalid("name is required: the source's name, as in its URL …/sources/{name}");
   const name = checkSourceName(body.name);
   const kind = body.kind as SourceKind;
@@ -186,14 +197,14 @@ export function parseNewSource(body: unknown): NewSource {
     throw invalid(kind === "stripe" ? "a Stripe source needs the endpoint's signing secret (whsec_…): add the endpoint in Stripe first, then give its secret" : "a Slack source needs the app's Signing Secret (Basic Information → App Credentials)");
   }
   const subpath = body.subpath === undefined ? `sources/${name}` : subpathOf(body.subpath);
-  return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null, policy: policyOf(body, {}) ?? {} };
+  return { name, kind, secret, subpath, forward: forwardOf(body, null) ?? null, policy: policyOf(body, {}) ?? {}, live_sec: liveSecOf(body.live_sec) ?? null };
 }
 
 /** A request to change a source: {rotate?, secret?, grace_sec?, subpath?, forward?, allow_public_target?, timeout_sec?, retries?, ordered?}. */
 export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kind" | "forward" | "policy">): SourceChange {
   const kind = source.kind;
-  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?}');
-  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath", "forward", "allow_public_target", ...POLICY_FIELDS]);
+  if (!isRecord(body)) throw invalid('the body must be a JSON object: {"rotate"?, "secret"?, "grace_sec"?, "subpath"?, "forward"?, "allow_public_target"?, "timeout_sec"?, "retries"?, "ordered"?, "live_sec"?}');
+  onlyFields(body, ["rotate", "secret", "grace_sec", "subpath", "forward", "allow_public_target", "live_sec", ...POLICY_FIELDS]);
   if (body.rotate !== undefined && typeof body.rotate !== "boolean") throw invalid("rotate must be true or false");
   const secret = secretOf(kind, body.secret);
   const rotate = body.rotate === true || secret !== null;
@@ -204,10 +215,11 @@ export function parseSourceChange(body: unknown, source: Pick<StoredSource, "kin
   const subpath = body.subpath === undefined ? null : subpathOf(body.subpath);
   const forward = forwardOf(body, source.forward);
   const policy = policyOf(body, source.policy ?? {});
-  if (!rotate && subpath === null && forward === undefined && policy === undefined) {
-    throw invalid("nothing to change: give rotate: true, a new secret, a subpath, forward (a URL, or null for the gateway), timeout_sec, retries or ordered");
+  const liveSec = liveSecOf(body.live_sec);
+  if (!rotate && subpath === null && forward === undefined && policy === undefined && liveSec === undefined) {
+    throw invalid("nothing to change: give rotate: true, a new secret, a subpath, forward (a URL, or null for the gateway), timeout_sec, retries, ordered or live_sec");
   }
-  return { rotate, secret, graceSec: grace, subpath, forward, policy };
+  return { rotate, secret, graceSec: grace, subpath, forward, policy, liveSec };
 }
 
 export type SourceRefusal = NonNullable<SourceView["last_refusal"]>;
@@ -230,5 +242,6 @@ export function sourceView(source: StoredSource, inboxUrl: string, nowMs: number
     timeout_sec: source.policy?.timeout_sec ?? FORWARD_POLICY.timeoutSec,
     retries: source.policy?.retries ?? FORWARD_POLICY.retries,
     ordered: source.policy?.ordered ?? true,
+    live_sec: source.live_sec ?? null,
   };
 }

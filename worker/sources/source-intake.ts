@@ -27,6 +27,16 @@ export interface SourceArrival {
   request: StoredRequest;
 }
 
+/** The headers of interest an event carries to the gateway (stored with it; a live request's hook_headers). */
+export function eventHeaders(source: Pick<StoredSource, "name">, event: VerifiedEvent): Record<string, string> {
+  return forwardableHeaders({
+    ...event.headers,
+    [SOURCE_HEADERS.source]: source.name,
+    ...(event.eventType !== null ? { [SOURCE_HEADERS.event]: event.eventType } : {}),
+    ...(event.deliveryId !== null ? { [SOURCE_HEADERS.delivery]: event.deliveryId } : {}),
+  });
+}
+
 export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "store" | "nowMs" | "stored">, arrival: SourceArrival): Promise<Answer> {
   const { source, event, body } = arrival;
   const sender = sourceSender(source.name);
@@ -50,12 +60,7 @@ export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "sto
     assertCapacity(ctx, bytes);
   }
   const seq = ctx.store.queueStats().lastSeq + 1;
-  const headers = forwardableHeaders({
-    ...event.headers,
-    [SOURCE_HEADERS.source]: source.name,
-    ...(event.eventType !== null ? { [SOURCE_HEADERS.event]: event.eventType } : {}),
-    ...(id !== null ? { [SOURCE_HEADERS.delivery]: id } : {}),
-  });
+  const headers = eventHeaders(source, event);
   const expiresAtMs = ctx.nowMs + ctx.config.limits.hook_ttl_sec * 1000;
   const message: NewMessage = {
     kind: "hook",

@@ -1,9 +1,9 @@
 // What a request to a source URL is, beyond its body: the tail a token source's URL was sent with (the
 // sub-path and query after its secret), the methods a source takes, and the sender's headers kept with
-// the event — what a forward target is later posted (protocol/forward.ts). Used by source-routes.ts and,
+// the event — what a forward target is later posted (protocol/forward.ts), or a live request's frame carries. Used by source-routes.ts and,
 // for the 405 of a GET, by inbox-routes.ts; covered by test/worker/sources-forward-routes.test.ts.
-import { FORWARD_TAIL_MAX_LENGTH, RelayError, forwardUrl, keptRequestHeaders } from "../../protocol/index.ts";
-import type { ForwardMethod, StoredRequest } from "../../protocol/index.ts";
+import { FORWARD_METHODS, FORWARD_TAIL_MAX_LENGTH, RelayError, forwardUrl, keptRequestHeaders } from "../../protocol/index.ts";
+import type { ForwardMethod, LiveMethod, StoredRequest } from "../../protocol/index.ts";
 import type { StoredSource } from "./source-config.ts";
 
 /** `/inbox/{id}/sources/{name}/{secret}`: what comes after it is the tail. */
@@ -27,9 +27,21 @@ export function checkTail(tail: string): void {
   }
 }
 
-/** POST always; PUT, PATCH and DELETE only to a source with a forward target (the gateway's hooks take POST). */
-export function checkMethod(method: string, source: Pick<StoredSource, "name" | "forward">): ForwardMethod {
+/**
+ * POST always; PUT, PATCH and DELETE only to a source with a forward target (the gateway's hooks take POST);
+ * GET and HEAD only to a live source with one (the app's answer is the point of them: they carry no event).
+ */
+export function checkMethod(method: string, source: Pick<StoredSource, "name" | "forward" | "live_sec">): LiveMethod {
   if (method === "POST") return "POST";
+  if (method === "GET" || method === "HEAD") {
+    if (source.forward !== null && typeof source.live_sec === "number") return method;
+    throw new RelayError(
+      405,
+      "method_not_allowed",
+      `source "${source.name}" is not live: the relay answers a source's sender at once and delivers the event later, so it forwards only requests that carry an event; to have a ${method} answered by a local app while the agent is connected: clawrelay sources set ${source.name} --live${source.forward === null ? " --forward URL" : ""}`,
+      { allow: source.forward === null ? "POST" : FORWARD_METHODS.join(", ") },
+    );
+  }
   if (source.forward === null) {
     throw new RelayError(
       405,
@@ -41,15 +53,20 @@ export function checkMethod(method: string, source: Pick<StoredSource, "name" | 
   return method as ForwardMethod;
 }
 
-/** The request kept with an event; 431 when its headers are more than a forwarded request keeps. */
-export function storedRequest(method: ForwardMethod, tail: string, headers: Headers): StoredRequest {
+/** The sender's headers a forwarded or live request keeps; 431 when they are more than one keeps. */
+export function keptHeaders(headers: Headers): [string, string][] {
   const kept = keptRequestHeaders(headers.entries());
   if (!kept.ok) throw new RelayError(431, "headers_too_large", `${kept.problem}; nothing was stored`);
-  return { method, tail, headers: kept.headers };
+  return kept.headers;
+}
+
+/** The request kept with an event; 431 when its headers are more than a forwarded request keeps. */
+export function storedRequest(method: ForwardMethod, tail: string, headers: Headers): StoredRequest {
+  return { method, tail, headers: keptHeaders(headers) };
 }
 
 /** Why a GET or HEAD at a source URL is refused, added to its 405 (http-errors.ts); null for other requests. */
 export function sourceMethodAdvice(method: string, path: string): string | null {
   if ((method !== "GET" && method !== "HEAD") || !SOURCE_URL.test(path)) return null;
-  return "the relay answers a source's sender at once and delivers the event later, so it forwards only requests that carry an event (POST; PUT, PATCH and DELETE too to a token source with a forward target)";
+  return "the relay answers a source's sender at once and delivers the event later, so it forwards only requests that carry an event (POST; PUT, PATCH and DELETE too to a token source with a forward target); GET and HEAD reach a token source's URL (…/sources/{name}/{secret}) when it answers live (clawrelay sources set NAME --live --forward URL)";
 }

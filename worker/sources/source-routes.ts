@@ -1,13 +1,14 @@
 // HTTP for webhook sources: the owner's signed calls to add, list, change and remove them, and the
 // public URL each provider posts to (…/sources/{name}; a token source …/sources/{name}/{secret}, with any
-// sub-path and query after it, and PUT, PATCH, DELETE too when it has a forward target).
+// sub-path and query after it, and PUT, PATCH, DELETE too when it has a forward target; GET and HEAD when it
+// is live too). A live source's requests are answered by the app while the agent is connected (source-live.ts).
 // A change of a source's target or policy (or its removal) makes a lanes agent abandon the source's events
 // it holds, and sends them again with the new `forward`. Mounted by inbox-routes.ts; covered by
 // test/worker/sources-*.test.ts (tails and methods: sources-forward-routes.test.ts) and websocket-lanes.test.ts.
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { FORWARD_METHODS, RelayError, sourceLane } from "../../protocol/index.ts";
-import type { AbandonFrame } from "../../protocol/index.ts";
+import type { AbandonFrame, ForwardMethod } from "../../protocol/index.ts";
 import type { Abandoned } from "../delivery/socket-session.ts";
 import type { IntakeContext } from "../intake/intake-context.ts";
 import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
@@ -17,11 +18,13 @@ import type { SourceBook } from "./source-book.ts";
 import { parseNewSource, parseSourceChange, sourceView } from "./source-config.ts";
 import type { StoredSource } from "./source-config.ts";
 import { acceptSourceEvent } from "./source-intake.ts";
-import { checkMethod, checkTail, requestTail, storedRequest } from "./source-request.ts";
+import { receiveLive } from "./source-live.ts";
+import type { LiveSourceHost } from "./source-live.ts";
+import { checkMethod, checkTail, keptHeaders, requestTail } from "./source-request.ts";
 import { verifySourceRequest } from "./source-verify.ts";
 
 /** What these routes need of the inbox. */
-export interface SourceHost extends OwnedInbox {
+export interface SourceHost extends OwnedInbox, LiveSourceHost {
   readonly sources: SourceBook;
   intake(nowMs?: number): IntakeContext;
   /** A lanes agent stops posting what it holds of a lane (inbox.ts): sent again with the source's new target. */
@@ -118,14 +121,21 @@ export function sourceRoutes(host: SourceHost): Hono {
       return { verdict, method: checkMethod(c.req.method, source) };
     });
     if ("reply" in verdict) return c.json(verdict.reply, 200);
-    const request = await noting(name, now, () => storedRequest(method, tail, c.req.raw.headers));
-    const arrival = { source, event: verdict.event, body, contentType: c.req.header("content-type") ?? "application/octet-stream", request };
+    const headers = await noting(name, now, () => keptHeaders(c.req.raw.headers));
+    const contentType = c.req.header("content-type") ?? "application/octet-stream";
+    if (typeof source.live_sec === "number") {
+      return receiveLive(host, { source, liveSec: source.live_sec, event: verdict.event, body, contentType, method, tail, headers }, now);
+    }
+    // Not live: checkMethod let no GET or HEAD through.
+    const request = { method: method as ForwardMethod, tail, headers };
+    const arrival = { source, event: verdict.event, body, contentType, request };
     // 200, not 202: Slack documents a 200 as the answer it waits for; the others take any 2xx.
     return c.json(await acceptSourceEvent(host.intake(now), arrival), 200);
   }
 
   app.post("/inbox/:agent_id/sources/:name", (c) => receive(c, c.req.param("name"), null));
   // "/*" matches the bare …/{secret} too; the tail is read from the raw URL (requestTail).
-  app.on([...FORWARD_METHODS], "/inbox/:agent_id/sources/:name/:secret/*", (c) => receive(c, c.req.param("name"), c.req.param("secret")));
+  // GET also answers HEAD (Hono); both reach only a live source with a target (checkMethod).
+  app.on(["GET", ...FORWARD_METHODS], "/inbox/:agent_id/sources/:name/:secret/*", (c) => receive(c, c.req.param("name"), c.req.param("secret")));
   return app;
 }

@@ -96,6 +96,11 @@ export class LaneIndex {
     return this.entries.get(seq)?.lane ?? null;
   }
 
+  /** Whether `lane` holds a queued message. */
+  holds(lane: string): boolean {
+    return this.byLane.has(lane);
+  }
+
   /** The lowest queued id, or null when nothing is queued. */
   lowest(): number | null {
     return this.everyId.first();

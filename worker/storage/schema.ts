@@ -86,6 +86,24 @@ export const MIGRATIONS: readonly string[][] = [
     `ALTER TABLE messages ADD COLUMN lane TEXT`,
     `ALTER TABLE messages ADD COLUMN restored INTEGER NOT NULL DEFAULT 0`,
   ],
+  // 8: live requests (worker/live/). live_log is a ring of the last LIVE_LOG_KEPT requests: `slot` is
+  // `n` modulo the ring's size, so a request is one row write (an INSERT OR REPLACE), never a delete too.
+  // a2a holds the A2A settings ('settings') and the Agent Card last fetched ('card'), JSON each.
+  [
+    `CREATE TABLE IF NOT EXISTS live_log (
+       slot INTEGER PRIMARY KEY,
+       n INTEGER NOT NULL,
+       at_ms INTEGER NOT NULL,
+       source TEXT NOT NULL,
+       method TEXT NOT NULL,
+       path TEXT NOT NULL,
+       status INTEGER,
+       duration_ms INTEGER NOT NULL,
+       outcome TEXT NOT NULL,
+       code TEXT
+     )`,
+    `CREATE TABLE IF NOT EXISTS a2a (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
