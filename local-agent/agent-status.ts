@@ -32,6 +32,17 @@ export interface AgentStatus {
   delegation: { waiting: number; late_results_dropped: number };
   /** The hub link's side: the mode the relay said, the hub's WebSocket, the credentials file kept in step. */
   hub: HubSideStatus;
+  /**
+   * Live requests this process answered (local-agent/live/): counts, under way now, the latest (its path
+   * without the query). `relay` says whether the relay's `ready` named live. Absent from an older agent.
+   */
+  live?: {
+    answered: number;
+    failed: number;
+    in_flight: number;
+    last: { at: number; method: string; path: string; status: number | null; duration_ms: number; to: string } | null;
+    relay?: boolean;
+  };
   api_port: number;
   started_at: number;
 }

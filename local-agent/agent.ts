@@ -1,16 +1,17 @@
 // The long-lived local agent, as a short composition of parts that each own one concern and close with
 // it: the gateway followed (gateway/gateway-watch.ts), the Society side (society/agent-society.ts), the
 // relay link (relay/relay-link.ts), forwarding (forward/agent-forwarding.ts), delivery
-// (delivery/agent-delivery.ts), the hub link's running side (hub/hub-side.ts), the local API
+// (delivery/agent-delivery.ts), live requests (live/agent-live.ts), the hub link's running side (hub/hub-side.ts), the local API
 // (api/local-api.ts) and run.json (run-file.ts). The relay link's frames reach the parts by type through
 // the handlers registered here. Returns a handle; only cli.ts touches process (signals, exit). Covered
-// end to end by test/node/delivery.e2e.test.ts, cli-start-status.e2e.test.ts and forward-agent.e2e.test.ts.
+// end to end by test/node/delivery.e2e.test.ts, cli-start-status.e2e.test.ts, forward-agent.e2e.test.ts and live-*.e2e.test.ts.
 import type { AgentRunsIn, AgentStatus } from "./agent-status.ts";
 import { DEFAULT_API_PORT } from "./api/api-server.ts";
 import { createLocalApi } from "./api/local-api.ts";
 import type { LocalApi } from "./api/local-api.ts";
 import { openJournal, startDelivery } from "./delivery/agent-delivery.ts";
 import type { AgentDelivery } from "./delivery/agent-delivery.ts";
+import { DeliveryFeed } from "./inspector/delivery-feed.ts";
 import { startForwarding } from "./forward/agent-forwarding.ts";
 import type { AgentForwarding } from "./forward/agent-forwarding.ts";
 import type { GatewaySource } from "./gateway/gateway-source.ts";
@@ -21,6 +22,8 @@ import type { PluginConfig } from "./gateway/plugin-config.ts";
 import { HubSide } from "./hub/hub-side.ts";
 import type { HubSideTiming } from "./hub/hub-side.ts";
 import { settingsIdentity } from "./identity.ts";
+import { startLive } from "./live/agent-live.ts";
+import type { AgentLive } from "./live/agent-live.ts";
 import type { Logger } from "./logger.ts";
 import type { SocketTiming } from "./reconnecting-socket.ts";
 import type { InboxAccess } from "./relay/messages.ts";
@@ -72,6 +75,7 @@ interface Parts {
   hub: HubSide;
   api: LocalApi;
   forwarding: AgentForwarding;
+  live: AgentLive;
   runFile: RunFile | null;
 }
 
@@ -86,10 +90,13 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   const journal = openJournal(options.journalFile, settings.agent_id, logger);
   const relay = relayLink({ settings, identity, logger, journal, ...(options.relayTiming ? { timing: options.relayTiming } : {}) });
   const forwarding = startForwarding();
-  const delivery = startDelivery({ settings, logger, journal, relay, target: gateway.target, forwarding, intercept: society.intercept });
+  const feed = new DeliveryFeed();
+  const live = startLive({ agentId: settings.agent_id, logger, relay, forwarding, gateway, feed });
+  const delivery = startDelivery({ settings, logger, journal, relay, target: gateway.target, forwarding, intercept: society.intercept, feed, heldCopies: live.heldCopies });
   const hub = new HubSide({ settings, logger, relay, ...(options.hubTiming ? { timing: options.hubTiming } : {}) });
   relay.on("message", (frame) => delivery.push(frame));
   relay.on("abandon", (frame) => delivery.abandon(frame));
+  relay.on("request", (frame) => live.handle(frame));
   relay.on("hub_token", (frame) => hub.relayToken(frame));
   relay.onState((state, detail) => {
     delivery.relayState(state);
@@ -99,9 +106,9 @@ export async function startAgent(options: AgentOptions): Promise<AgentHandle> {
   // A fixed token or port ends a config-error pause (or a wait for a gateway) at once.
   gateway.onTargetChange(() => void (delivery.paused() && retry("the gateway settings changed")));
   // Asked only by requests and the handle, which all come once `api` below exists.
-  const status = (): AgentStatus => statusOf(options, startedAt, { gateway, delivery, society, relay, hub, api });
+  const status = (): AgentStatus => statusOf(options, startedAt, { gateway, delivery, society, relay, hub, api, live });
   const api = createLocalApi({ society: society.apiDeps(relay.connected, startedAt), agent: { status, access, retry: () => retry("asked") }, inspector: { feed: delivery.feed, retry: () => retry("the inspector's Retry now") } });
-  const parts: Parts = { gateway, delivery, society, relay, hub, api, forwarding, runFile: null };
+  const parts: Parts = { gateway, delivery, society, relay, hub, api, forwarding, live, runFile: null };
   await launch(parts, options, startedAt);
   let closing: Promise<void> | null = null;
   const close = () => (closing ??= closeParts(parts).then(() => logger.info("agent stopped", { delivered: delivery.status().delivered })));
@@ -142,6 +149,7 @@ function statusOf(options: AgentOptions, startedAt: number, parts: Omit<Parts, "
     delivery: { ...parts.delivery.status(), cursor: parts.relay.cursor },
     delegation: parts.society.status(),
     hub: parts.hub.status(),
+    live: { ...parts.live.status(), relay: parts.relay.live() },
     api_port: parts.api.port,
     started_at: startedAt,
   };
@@ -156,6 +164,7 @@ async function closeParts(parts: Parts): Promise<void> {
   await parts.hub.close();
   await parts.api.close();
   await parts.delivery.close();
+  parts.live.close();
   parts.forwarding.close();
   parts.runFile?.close();
 }

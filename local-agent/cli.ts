@@ -143,11 +143,17 @@ async function sources(action: SourcesAction): Promise<void> {
   print(await runSourcesCommand({ action, name: positionals[0], values, access: () => inboxAccess(loadSettings(path)), readSecret: secretFlag }));
 }
 
+async function a2a(action: "enable" | "status" | "disable"): Promise<void> {
+  const [{ runA2aCommand }, { inboxAccess }, { openClawEnv }] = await Promise.all([import("./a2a/a2a-command.ts"), import("./relay/messages.ts"), import("./gateway/agent-gateway.ts")]);
+  const settings = settingsWithFlags();
+  print(await runA2aCommand({ action, access: await inboxAccess(settings), env: openClawEnv(settings.gateway, env), json: flag("json") }));
+}
+
 async function listenCommand(): Promise<void> {
   const [{ listen, listenTarget, listenText }, { inboxAccess }, { runningAgentOf }] = await Promise.all([import("./cli/cli-listen.ts"), import("./relay/messages.ts"), import("./doctor/agent-presence.ts")]);
   const port = positionals[0];
   if (port === undefined) throw new UsageError("listen needs the app's port: clawrelay listen 3000");
-  const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target") };
+  const input = { port, path: str("path"), host: str("host"), name: str("name"), allowPublic: flag("allow-public-target"), live: !flag("no-live") };
   const target = await listenTarget(input);
   const settings = loadSettings(path);
   const home = settingsHome(env);
@@ -206,6 +212,9 @@ const RUN: Record<string, () => Promise<void>> = {
   "sources list": () => sources("list"),
   "sources rotate": () => sources("rotate"),
   "sources remove": () => sources("remove"),
+  "a2a enable": () => a2a("enable"),
+  "a2a status": () => a2a("status"),
+  "a2a disable": () => a2a("disable"),
 };
 
 async function main(): Promise<void> {

@@ -24,7 +24,8 @@ export type Invocation =
   | { kind: "help"; topic: HelpTopic }
   | { kind: "version" };
 
-const VALUE_FLAGS = new Set([...GLOBAL_FLAGS, ...COMMANDS.flatMap((c) => c.flags)].filter((f) => f.value).map((f) => `--${f.name}`));
+// A flag whose value may be left out never takes the next word as its value.
+const VALUE_FLAGS = new Set([...GLOBAL_FLAGS, ...COMMANDS.flatMap((c) => c.flags)].filter((f) => f.value && !f.optionalValue).map((f) => `--${f.name}`));
 const VERSION_FLAG: FlagSpec = { name: "version", short: "v", about: "" };
 
 function optionsOf(flags: FlagSpec[]): NonNullable<ParseArgsConfig["options"]> {
@@ -85,7 +86,15 @@ function parseFailure(err: unknown, spec: CommandSpec | "root"): UsageError {
   }
 }
 
-function parse(spec: CommandSpec, args: string[]): Invocation {
+/** `--live` alone becomes `--live=` (parseArgs has no optional values); up to `--` only. */
+function withOptionalValues(spec: CommandSpec, args: string[]): string[] {
+  const optional = new Set(spec.flags.filter((f) => f.optionalValue).map((f) => `--${f.name}`));
+  const end = args.indexOf("--");
+  return args.map((arg, i) => (optional.has(arg) && (end === -1 || i < end) ? `${arg}=` : arg));
+}
+
+function parse(spec: CommandSpec, given: string[]): Invocation {
+  const args = withOptionalValues(spec, given);
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args, options: optionsOf([...spec.flags, ...GLOBAL_FLAGS]), strict: true, allowPositionals: spec.positionals > 0 }) as typeof parsed;

@@ -1,6 +1,6 @@
 // The help entries of `clawrelay sources …` and `clawrelay listen`: webhook senders verified at the relay,
 // and where their events go. Pure data; covered by test/node/cli-usage.e2e.test.ts.
-import { FORWARD_POLICY } from "../../protocol/index.ts";
+import { FORWARD_POLICY, LIVE } from "../../protocol/index.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec } from "./cli-spec.ts";
 
@@ -19,13 +19,22 @@ const POLICY_FLAGS: FlagSpec[] = [
   { name: "unordered", about: "its events' order does not matter: post several at once, which drains a backlog faster" },
 ];
 const POLICY_USAGE = "[--timeout SECONDS] [--retries N] [--ordered|--unordered]";
+/** Live answers (docs/live.md): the app's (or gateway's) answer goes back to the sender while the agent is connected. */
+const liveFlag: FlagSpec = {
+  name: "live",
+  value: "SECONDS",
+  optionalValue: true,
+  about: `answer its requests live: the relay passes each to the running agent and returns the app's answer (status, headers, body), waiting up to SECONDS (default ${LIVE.deadlineSec}, at most ${LIVE.deadlineSecMax}); held and delivered later when the agent is offline or the answer is late`,
+};
+const noLive: FlagSpec = { name: "no-live", about: "answer its requests at once and deliver them later (the default for sources; listen's is --live)" };
+const LIVE_USAGE = "[--live[=SECONDS]|--no-live]";
 
 export const SOURCE_COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "sources add",
     summary: "give a webhook sender its own verified URL on the inbox",
-    usage: [`sources add NAME --kind github|stripe|slack|standard-webhooks|token [--secret SECRET|-] [--subpath PATH | --forward URL [--allow-public-target] ${POLICY_USAGE}] [--json]`],
+    usage: [`sources add NAME --kind github|stripe|slack|standard-webhooks|token [--secret SECRET|-] [--subpath PATH | --forward URL [--allow-public-target] ${POLICY_USAGE}] ${LIVE_USAGE} [--json]`],
     flags: [
       { name: "kind", value: "KIND", about: "how its requests are verified: github, stripe, slack, standard-webhooks (Svix, Resend, Clerk …) or token (a secret in the URL)" },
       sourceSecret("the provider's signing secret (required for stripe and slack; github and standard-webhooks get one made if left out; token always does)"),
@@ -33,11 +42,14 @@ export const SOURCE_COMMANDS: CommandSpec[] = [
       forward,
       allowPublic,
       ...POLICY_FLAGS,
+      liveFlag,
+      noLive,
       json("print the relay's answer as JSON"),
     ],
     positionals: 1,
     examples: [
       "clawrelay sources add github --kind github",
+      "echo \"$SLACK_SIGNING_SECRET\" | clawrelay sources add slash --kind slack --secret - --forward http://127.0.0.1:3000/slack/commands --live=3",
       "clawrelay sources add stripe --kind stripe --secret - --forward http://127.0.0.1:3000/webhooks/stripe",
       "clawrelay sources add stripe --kind stripe --secret whsec_…",
       "echo \"$SLACK_SIGNING_SECRET\" | clawrelay sources add slack --kind slack --secret -",
@@ -48,12 +60,14 @@ export const SOURCE_COMMANDS: CommandSpec[] = [
     kind: "command",
     name: "sources set",
     summary: "where a source's events go: a local app (--forward URL) or the gateway (--gateway); how they are posted to the app",
-    usage: [`sources set NAME (--forward URL [--allow-public-target] | --gateway) ${POLICY_USAGE} [--json]`, `sources set NAME ${POLICY_USAGE} [--json]`],
+    usage: [`sources set NAME (--forward URL [--allow-public-target] | --gateway) ${POLICY_USAGE} ${LIVE_USAGE} [--json]`, `sources set NAME ${POLICY_USAGE} ${LIVE_USAGE} [--json]`],
     flags: [
       forward,
       { name: "gateway", about: "post its events to the gateway's hooks again (under its sub-path)" },
       allowPublic,
       ...POLICY_FLAGS,
+      liveFlag,
+      noLive,
       json("print the relay's answer as JSON"),
     ],
     positionals: 1,
@@ -62,6 +76,7 @@ export const SOURCE_COMMANDS: CommandSpec[] = [
       "clawrelay sources set stripe --gateway",
       "clawrelay sources set stripe --timeout 10 --retries 3",
       "clawrelay sources set zapier --unordered",
+      "clawrelay sources set stripe --live=5",
     ],
   },
   {
@@ -99,12 +114,13 @@ export const SOURCE_COMMANDS: CommandSpec[] = [
     kind: "command",
     name: "listen",
     summary: "forward every request sent to a public URL to a local port (like ngrok http PORT), kept while you are offline",
-    usage: ["listen PORT [--path /PREFIX] [--host HOST] [--name NAME] [--json]"],
+    usage: ["listen PORT [--path /PREFIX] [--host HOST] [--name NAME] [--no-live] [--json]"],
     flags: [
       { name: "path", value: "/PREFIX", about: "put this path before the one each request was sent to (…/SECRET/a?x=1 → http://127.0.0.1:PORT/PREFIX/a?x=1)" },
       { name: "host", value: "HOST", about: "the app's host (default 127.0.0.1); one outside loopback and private networks needs --allow-public-target" },
       { name: "name", value: "NAME", about: "the token source to make or reuse (default listen-PORT)" },
       allowPublic,
+      { name: "no-live", about: `do not return the app's answers: every request is answered at once and delivered later (by default the app's answer goes back to the sender, within ${LIVE.deadlineSec} s, while the agent runs)` },
       json("print the URL and the source as JSON, and do not run the agent"),
     ],
     positionals: 1,

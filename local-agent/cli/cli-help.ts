@@ -1,6 +1,7 @@
 // The CLI's command table: for each command its flags (the only options parseArgs is given for it),
 // its usage lines, its help text and examples. Pure data and text; imported by cli-args.ts and
 // cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts. The sources commands and listen are in cli-help-sources.ts.
+import { A2A_COMMANDS, A2A_GROUP } from "./cli-help-a2a.ts";
 import { SOURCE_COMMANDS } from "./cli-help-sources.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
@@ -112,13 +113,18 @@ export const COMMANDS: CommandSpec[] = [
     summary: "what the inbox holds and why a message is dead; show, replay or drop one",
     usage: [
       "messages [--state queued|sent|dead] [--json]   list the inbox",
+      "messages --live [--json]                       the live requests the relay answered lately",
       "messages show ID [--json]                      one message: its metadata and body",
       "messages replay ID [--json]                    a dead message back into the queue (new id)",
       "messages drop ID [--json]                      delete one message, in any state",
     ],
-    flags: [{ name: "state", value: "STATE", about: "list only queued, sent or dead messages" }, json("print JSON")],
+    flags: [
+      { name: "state", value: "STATE", about: "list only queued, sent or dead messages" },
+      { name: "live", about: "list the live requests the relay answered (method, path without its query, status, time); never stored, never replayed" },
+      json("print JSON"),
+    ],
     positionals: 2,
-    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42"],
+    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42", "clawrelay messages --live"],
   },
   {
     kind: "command",
@@ -155,15 +161,18 @@ export const COMMANDS: CommandSpec[] = [
     examples: ["clawrelay hub status", "clawrelay hub status --json"],
   },
   ...SOURCE_COMMANDS,
+  ...A2A_COMMANDS,
 ];
 
 export const GROUPS: GroupSpec[] = [
   { kind: "group", name: "hub", summary: "link the inbox to its hub (BotCord, Agentline), and check the link", actions: ["register", "status"] },
   { kind: "group", name: "sources", summary: "webhook senders verified at the relay: GitHub, Stripe, Slack, Standard Webhooks, token", actions: ["add", "set", "list", "rotate", "remove"] },
+  A2A_GROUP,
 ];
 
 function flagLabel(flag: FlagSpec): string {
-  return `${flag.short ? `-${flag.short}, ` : ""}--${flag.name}${flag.value ? ` ${flag.value}` : ""}`;
+  const value = flag.value ? (flag.optionalValue ? `[=${flag.value}]` : ` ${flag.value}`) : "";
+  return `${flag.short ? `-${flag.short}, ` : ""}--${flag.name}${value}`;
 }
 
 function table(rows: [string, string][]): string[] {

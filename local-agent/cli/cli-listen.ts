@@ -2,14 +2,18 @@
 // reuses) a token source whose every request — any sub-path and query under its URL — is forwarded to
 // http://127.0.0.1:PORT, and prints that URL. A token source's URL holds its secret, which the relay
 // keeps only as a hash, so the URL is kept here (listen.json, 0600) to print it again next time; a
-// source made elsewhere gets a new secret (said). cli.ts then runs the agent unless one runs. Covered by
-// test/node/forward-cli.e2e.test.ts.
+// source made elsewhere gets a new secret (said). The source answers live (docs/live.md: the app's answer
+// goes back to the sender while the agent runs) unless --no-live, on a relay that reports live answers
+// (an older one refuses the field: it is set only once the relay's source view names it). cli.ts then runs
+// the agent unless one runs. Covered by test/node/forward-cli.e2e.test.ts and live-cli.e2e.test.ts.
 import { chmod, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentError } from "../errors.ts";
 import { UsageError } from "./cli-args.ts";
 import { checkedTarget } from "./forward-flags.ts";
 import type { InboxAccess } from "../relay/messages.ts";
+import { LIVE } from "../../protocol/index.ts";
+import type { SourceView } from "../../protocol/index.ts";
 import { addSource, changeSource, listSources, rotateSource } from "../relay/sources.ts";
 import type { SourceAnswer, SourceTarget } from "../relay/sources.ts";
 
@@ -19,6 +23,8 @@ export interface ListenInput {
   host: string | undefined;
   name: string | undefined;
   allowPublic: boolean;
+  /** Answer live (the default); false: --no-live. */
+  live: boolean;
 }
 
 export interface ListenResult {
@@ -28,6 +34,8 @@ export interface ListenResult {
   target: string;
   /** made: a new source; reused: the URL kept here; renewed: the source existed, its URL was not known here, so it got a new secret. */
   how: "made" | "reused" | "renewed";
+  /** The source's live deadline (s); null: not live; undefined: the relay reports no live answers (an older relay). */
+  live_sec?: number | null;
 }
 
 /** What listen.json keeps: per relay, agent and source name, the URL with its secret. */
@@ -90,7 +98,16 @@ export async function listen(access: InboxAccess, home: string, input: ListenInp
     kept[key] = answer.post_url;
     await writeKept(file, kept);
   }
-  return { name, url: kept[key]!, target: target.forward!, how };
+  const liveSec = await settleLive(access, name, answer?.source ?? existing!, input.live);
+  return { name, url: kept[key]!, target: target.forward!, how, ...(liveSec !== undefined ? { live_sec: liveSec } : {}) };
+}
+
+/** Makes the source live (keeping a deadline it has) or not, as asked; undefined when the relay reports no live answers. */
+async function settleLive(access: InboxAccess, name: string, view: SourceView, live: boolean): Promise<number | null | undefined> {
+  if (view.live_sec === undefined) return undefined;
+  const wanted = live ? (view.live_sec ?? LIVE.deadlineSec) : null;
+  if (wanted === view.live_sec) return wanted;
+  return (await changeSource(access, name, { liveSec: wanted })).source.live_sec;
 }
 
 export function listenText(result: ListenResult): string {
@@ -104,5 +121,12 @@ export function listenText(result: ListenResult): string {
     "",
     `Try it:  curl -X POST '${result.url}/hello?x=1' -H 'content-type: application/json' -d '{"hello":"world"}'`,
   );
+  if (typeof result.live_sec === "number") {
+    lines.push(
+      "",
+      `Live: while the agent runs, each request waits up to ${result.live_sec} s for the app's answer, which goes back to the sender (GET callbacks too);`,
+      "offline or late, a POST is held (header x-clawrelay-held) and delivered later, a GET gets 503/504. --no-live turns it off.",
+    );
+  }
   return lines.join("\n");
 }

@@ -1,7 +1,7 @@
 // The `clawrelay messages` and `clawrelay send` commands: flags to a signed call of the relay
 // (relay/messages.ts, relay/relay-api.ts), its answer to text or JSON. cli.ts loads this when one of
-// them runs and prints what it returns. Covered by test/node/dead-letters.e2e.test.ts and
-// test/node/cli-send-doctor.e2e.test.ts.
+// them runs and prints what it returns (`messages --live`: relay/live-log.ts). Covered by
+// test/node/dead-letters.e2e.test.ts, cli-send-doctor.e2e.test.ts and live-app.e2e.test.ts.
 import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../../protocol/index.ts";
 import type { EnvelopeType, MessageState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
@@ -25,6 +25,12 @@ function messageId(action: string, idText: string | undefined): number {
 export async function messagesCommand(values: Values, positionals: readonly string[], settingsPath: string): Promise<string> {
   const json = switchFlag(values, "json");
   const [action, idText] = positionals;
+  if (switchFlag(values, "live")) {
+    if (action !== undefined || stringFlag(values, "state") !== undefined) throw new UsageError("--live lists the live requests: give it alone (clawrelay messages --live)");
+    const { liveLog, liveLogText } = await import("../relay/live-log.ts");
+    const view = await liveLog(await inboxAccess(loadSettings(settingsPath)));
+    return json ? JSON.stringify(view, null, 2) : liveLogText(view, Date.now());
+  }
   if (action === undefined) {
     const state = choiceFlag<MessageState>(values, "state", MESSAGE_STATES);
     const { messages: items, summary, truncated } = await listMessages(await inboxAccess(loadSettings(settingsPath)), state);

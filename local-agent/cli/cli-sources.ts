@@ -4,9 +4,10 @@
 import { UsageError } from "./cli-args.ts";
 import type { Values } from "./cli-args.ts";
 import type { InboxAccess } from "../relay/messages.ts";
-import { SOURCE_KINDS } from "../../protocol/index.ts";
+import { LIVE, SOURCE_KINDS } from "../../protocol/index.ts";
 import type { SourceKind } from "../../protocol/index.ts";
 import { addSource, changeSource, listSources, policyKeptText, removeSource, rotateSource, sourceAddedText, sourceSetText, sourcesTable } from "../relay/sources.ts";
+import { liveSetText } from "../relay/source-live.ts";
 import type { SourceTarget } from "../relay/sources.ts";
 import { checkedTarget, policyFlags } from "./forward-flags.ts";
 
@@ -39,6 +40,18 @@ async function targetOf(values: Values): Promise<SourceTarget | undefined> {
   return checkedTarget(forward, allowPublic);
 }
 
+/** --live[=SECONDS] as the relay's live_sec (a bare --live: the default deadline), --no-live as null; undefined when neither is given. */
+export function liveFlag(values: Values): number | null | undefined {
+  const live = values.live;
+  if (typeof live === "string" && values["no-live"] === true) throw new UsageError("--live and --no-live contradict each other: give one");
+  if (values["no-live"] === true) return null;
+  if (typeof live !== "string") return undefined;
+  if (live === "") return LIVE.deadlineSec;
+  const n = Number(live);
+  if (!/^\d+$/.test(live) || n < 1 || n > LIVE.deadlineSecMax) throw new UsageError(`--live takes the seconds the relay waits for the app's answer, 1-${LIVE.deadlineSecMax} (--live=${LIVE.deadlineSec}), not "${live}"`);
+  return n;
+}
+
 function nameOf(command: SourcesCommand): string {
   if (command.name === undefined) throw new UsageError(`sources ${command.action} needs the source's name: clawrelay sources ${command.action} NAME`);
   return command.name;
@@ -62,6 +75,7 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
     if (!(SOURCE_KINDS as readonly string[]).includes(kind)) throw new UsageError(`--kind must be one of ${SOURCE_KINDS.join(", ")}, not "${kind}"`);
     const target = await targetOf(values);
     const policy = policyFlags(values);
+    const live = liveFlag(values);
     const secret = await command.readSecret();
     const subpath = text(values, "subpath");
     const answer = await addSource(await command.access(), {
@@ -71,6 +85,7 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
       ...(subpath !== undefined ? { subpath } : {}),
       ...(target ? { target } : {}),
       ...(policy ? { policy } : {}),
+      ...(live !== undefined ? { liveSec: live } : {}),
     });
     if (asJson) return JSON.stringify(answer, null, 2);
     return `${sourceAddedText(answer, "added")}${policy && answer.source.forward === null ? `\n${policyKeptText(answer.source)}` : ""}`;
@@ -78,9 +93,12 @@ export async function runSourcesCommand(command: SourcesCommand): Promise<string
   if (command.action === "set") {
     const target = await targetOf(values);
     const policy = policyFlags(values);
-    if (!target && !policy) throw new UsageError("sources set needs --forward URL (a local app) or --gateway, or how its events are posted: --timeout SECONDS, --retries N, --ordered or --unordered");
-    const answer = await changeSource(await command.access(), name, { ...(target ? { target } : {}), ...(policy ? { policy } : {}) });
-    return asJson ? JSON.stringify(answer, null, 2) : sourceSetText(answer, { target: target !== undefined, policy: policy !== undefined });
+    const live = liveFlag(values);
+    if (!target && !policy && live === undefined) throw new UsageError("sources set needs --forward URL (a local app) or --gateway, or how its events are posted: --timeout SECONDS, --retries N, --ordered or --unordered, --live[=SECONDS] or --no-live");
+    const answer = await changeSource(await command.access(), name, { ...(target ? { target } : {}), ...(policy ? { policy } : {}), ...(live !== undefined ? { liveSec: live } : {}) });
+    if (asJson) return JSON.stringify(answer, null, 2);
+    const changed = sourceSetText(answer, { target: target !== undefined, policy: policy !== undefined });
+    return live === undefined ? changed : [changed, liveSetText(answer.source, live)].filter((line) => line !== "").join("\n");
   }
   const grace = text(values, "grace");
   if (grace !== undefined && !/^\d+$/.test(grace)) throw new UsageError(`--grace must be a whole number of seconds, not "${grace}"`);

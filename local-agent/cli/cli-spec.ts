@@ -5,6 +5,8 @@ export interface FlagSpec {
   name: string;
   /** The value's placeholder (`URL`, `N`); absent for a boolean flag. */
   value?: string;
+  /** The value may be left out: `--live` alone, or `--live=SECONDS` (never `--live SECONDS`); left out, it reads as "". */
+  optionalValue?: boolean;
   short?: string;
   about: string;
 }

@@ -1,7 +1,8 @@
 // What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status).
-// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts
-// and lanes-display.test.ts.
-import type { AgentStatusAnswer } from "../agent-status.ts";
+// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts,
+// lanes-display.test.ts and live-app.e2e.test.ts.
+import type { LiveSummary } from "../../protocol/index.ts";
+import type { AgentStatus, AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
 import { laneLines } from "./status-lanes.ts";
@@ -29,6 +30,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...forwardLines(d.forwards, now),
     // An older agent reports no lanes (nor an older relay): the block is left out.
     ...laneLines("error" in summary ? undefined : summary.lanes, d.lanes, now),
+    ...liveLines("error" in summary ? undefined : summary.live, s.live, now),
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
@@ -37,6 +39,16 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Live requests (docs/live.md): the relay's counts, and the latest this agent answered; nothing from a relay that reports none. */
+export function liveLines(relay: LiveSummary | undefined, agent: AgentStatus["live"], now: number): string[] {
+  if (!relay) return [];
+  const last = relay.last_at === null ? "none yet" : `last ${span(now - relay.last_at)} ago`;
+  const lines = [`live      answered ${relay.answered} (of the relay's last 1,000), in flight ${relay.in_flight}; ${last} — clawrelay messages --live`];
+  const mine = agent?.last;
+  if (mine) lines.push(`          this agent: answered ${agent.answered}, failed ${agent.failed}; last ${mine.method} ${terminalCut(mine.path, 120)} → ${mine.status ?? "no answer"} in ${mine.duration_ms} ms, ${span(now - mine.at)} ago`);
+  return lines;
+}
 
 /** A span as a person says it: 12 s, 3 min, 5 h, 2 d. */
 export function span(ms: number): string {

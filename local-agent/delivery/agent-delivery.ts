@@ -13,6 +13,7 @@ import type { RelayLink } from "../relay/relay-link.ts";
 import type { AgentSettings } from "../settings.ts";
 import { DeliveryJournal } from "./delivery-journal.ts";
 import type { NoGateway } from "./delivery-options.ts";
+import type { HeldCopies } from "./held-copy.ts";
 import type { RetryNow } from "./delivery-status.ts";
 import { DeliveryLoop } from "./delivery.ts";
 import { createGatewayClient } from "./gateway-forwarder.ts";
@@ -30,6 +31,10 @@ export interface AgentDeliveryOptions {
   intercept(envelope: Envelope): boolean;
   /** How long a stop lets the posts in flight finish (default 2 s). */
   stopGraceMs?: number;
+  /** The feed the inspector reads, shared with the live part (default: one of its own). */
+  feed?: DeliveryFeed;
+  /** What became of live requests whose held copies come (../live/agent-live.ts). */
+  heldCopies?: HeldCopies;
 }
 
 export interface AgentDelivery {
@@ -57,7 +62,7 @@ export function openJournal(file: string | undefined, agentId: string, logger: L
 
 export function startDelivery(options: AgentDeliveryOptions): AgentDelivery {
   const { settings, relay, forwarding } = options;
-  const feed = new DeliveryFeed();
+  const feed = options.feed ?? new DeliveryFeed();
   const gatewayClient = createGatewayClient();
   const loop = new DeliveryLoop({
     agentId: settings.agent_id,
@@ -72,6 +77,7 @@ export function startDelivery(options: AgentDeliveryOptions): AgentDelivery {
     logger: options.logger,
     intercept: options.intercept,
     onEvent: (event) => feed.record(event),
+    ...(options.heldCopies ? { heldCopies: options.heldCopies } : {}),
   });
   let connected = false;
   let stopping: Promise<void> | null = null;

@@ -8,6 +8,7 @@ import type { AppRequest } from "../forward/app-client.ts";
 import type { AppAnswer } from "../forward/app-response.ts";
 import type { Logger } from "../logger.ts";
 import type { Rejection } from "./delivery-status.ts";
+import type { HeldCopies } from "./held-copy.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
@@ -50,6 +51,8 @@ export interface DeliveryOptions {
   concurrency?: number;
   /** Each outcome as it happens: delivered, rejected to the dead shelf, or retried (delivery-feed.ts). */
   onEvent?(event: DeliveryEvent): void;
+  /** What became of the live requests whose held copies come with `live_rid` (../live/); none: every copy is posted. */
+  heldCopies?: HeldCopies;
   /** Shorter waits for tests; each one left out is the production value. */
   timings?: Partial<DeliveryTimings>;
 }

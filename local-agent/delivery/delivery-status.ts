@@ -1,5 +1,6 @@
 // What the delivery loop reports (GET /clawrelay/status, `clawrelay status`) and what it hands the
-// relay's dead shelf. Types only, apart from delivery.ts so agent-status.ts need not import the loop.
+// relay's dead shelf. Types (and the recent rejections' keeping), apart from delivery.ts so agent-status.ts
+// need not import the loop.
 // Covered by test/node/delivery.e2e.test.ts and dead-letters.e2e.test.ts.
 
 export interface DeliveryRecord {
@@ -64,4 +65,12 @@ export interface RetryNow {
   hold_cut_ms: number;
   probe_now: boolean;
   paused: string | null;
+}
+
+/** The rejections the status lists at most, newest last. */
+const RECENT_REJECTIONS = 20;
+
+export function noteRejection(status: Pick<DeliveryStatus, "recent_rejections">, entry: DeliveryStatus["recent_rejections"][number]): void {
+  status.recent_rejections.push(entry);
+  if (status.recent_rejections.length > RECENT_REJECTIONS) status.recent_rejections.shift();
 }

@@ -12,9 +12,9 @@
 // to a local app (`frame.forward`) keep their source's order here (or go several at once for a source
 // whose order does not matter) and are posted by ../forward/forward-delivery.ts, apart from all of the
 // gateway's state. A message the relay abandons (dropped, or sent again for a new target) stops where it
-// is: no ack, no reject, no further attempt. Covered by test/node/delivery.e2e.test.ts,
-// gateway-outage.e2e.test.ts, forward-delivery.test.ts, delivery-abandon.test.ts and retry-now.e2e.test.ts
-// (retryNow: `clawrelay retry`).
+// is: no ack, no reject, no further attempt; a held copy of a live request is settled by that request's
+// outcome first (held-copy.ts). Covered by test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts,
+// forward-delivery.test.ts, delivery-abandon.test.ts, retry-now.e2e.test.ts and live-late.e2e.test.ts.
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
@@ -25,19 +25,17 @@ import type { GatewayOutcome } from "./gateway-response.ts";
 import type { GatewayAnswer, GatewayTarget } from "./gateway-forwarder.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 import type { DeliveryOptions } from "./delivery-options.ts";
+import { noteRejection } from "./delivery-status.ts";
 import type { DeliveryStatus, Rejection, RetryNow } from "./delivery-status.ts";
 import { PostSlots } from "./post-slots.ts";
 import { WaitSet } from "./wait-set.ts";
 import { NO_GATEWAY_RETRY_MS, reasonOf, retryWait } from "./retry-wait.ts";
-import { deliveryEvent, pendingFor, postableRequest } from "./pending-message.ts";
+import { deliveryEvent, idempotencyKeyFor, pendingFor, postableRequest } from "./pending-message.ts";
+import { settledByLive } from "./held-copy.ts";
 import type { EventFields, Pending } from "./pending-message.ts";
 
-const RECENT_REJECTIONS = 20;
 export const DEFAULT_CONCURRENCY = 4;
-
-export function idempotencyKeyFor(agentId: string, id: number): string {
-  return `clawrelay:${agentId}:${id}`;
-}
+export { idempotencyKeyFor } from "./pending-message.ts";
 
 export class DeliveryLoop {
   readonly status: DeliveryStatus;
@@ -77,11 +75,7 @@ export class DeliveryLoop {
       ...(options.timings?.forwardRetryDelay ? { retryDelay: options.timings.forwardRetryDelay } : {}),
       stopping: () => this.stopping,
       emit: (pending, event) => this.emit(pending, event),
-      finished: ({ frame }, shownAs, rejection) => {
-        if (rejection) return this.shelve(frame.id, shownAs, rejection);
-        this.options.ack(frame.id);
-        this.status.delivered++;
-      },
+      finished: (pending, shownAs, rejection) => this.finished(pending, shownAs, rejection),
     });
   }
 
@@ -141,8 +135,16 @@ export class DeliveryLoop {
     return { woken: this.waits.wakeAll(), hold_cut_ms: this.slots.endHold(), probe_now: this.slots.probeNow(), paused: this.status.paused };
   }
 
+  private finished({ frame }: Pending, subpath: string, rejection: Rejection | null): void { // a forwarded event, or a held copy (held-copy.ts)
+    if (rejection) return this.shelve(frame.id, subpath, rejection);
+    this.options.ack(frame.id);
+    this.status.delivered++;
+  }
+
   private async deliver(pending: Pending): Promise<void> {
     const { frame, envelope, unreadable } = pending;
+    const held = { gone: () => this.gone(pending), finished: (r: Rejection | null, subpath: string) => this.finished(pending, subpath, r), emit: (e: EventFields) => this.emit(pending, e) };
+    if (await settledByLive(pending, this.options.heldCopies, held)) return;
     if (frame.forward) return this.forwards.deliver(pending);
     const { logger, agentId } = this.options;
     let request: GatewayRequest;
@@ -281,8 +283,7 @@ export class DeliveryLoop {
   private shelve(id: number, subpath: string, rejection: Rejection): void {
     this.options.reject(id, rejection);
     this.status.rejected++;
-    this.status.recent_rejections.push({ id, subpath, at: Date.now(), ...rejection });
-    if (this.status.recent_rejections.length > RECENT_REJECTIONS) this.status.recent_rejections.shift();
+    noteRejection(this.status, { id, subpath, at: Date.now(), ...rejection });
   }
 
   private rejectMessage(pending: Pending, subpath: string, rejection: Rejection): void {

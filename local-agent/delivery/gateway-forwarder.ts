@@ -1,7 +1,12 @@
-// Posts one request into the OpenClaw gateway's hooks endpoint on loopback, keep-alive.
+// Posts one request into the OpenClaw gateway's hooks endpoint on loopback, keep-alive: a delivery's, or
+// a live request's to the gateway (../live/), which asks for the answer whole (`keepBodyBytes`) to return
+// it to its sender. Used by agent-delivery.ts and ../live/agent-live.ts; covered by
+// test/node/delivery.e2e.test.ts and live-gateway.e2e.test.ts.
 import { Agent, request } from "node:http";
 import { isCanonicalSubpath } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
+import { headerPairs } from "../forward/app-response.ts";
+import type { WholeAnswer } from "../forward/app-response.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
 export interface GatewayTarget {
@@ -16,19 +21,30 @@ export interface GatewayAnswer {
   retryAfter: string | null;
   /** The start of the answer's body or the connection error, for logs (never request data). */
   detail: string;
+  /** With PostOptions.keepBodyBytes, when the gateway answered: its headers and body. */
+  whole?: WholeAnswer;
+  /** Status 0 because the connection was refused: the gateway never saw the request. */
+  refused?: boolean;
+}
+
+export interface PostOptions {
+  /** Read the answer whole, up to this many bytes. */
+  keepBodyBytes?: number;
+  /** No answer within this is a failure (default 30 s). */
+  timeoutMs?: number;
 }
 
 const TIMEOUT_MS = 30_000;
 
 export interface GatewayClient {
-  post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer>;
+  post(target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null, options?: PostOptions): Promise<GatewayAnswer>;
   close(): void;
 }
 
 export function createGatewayClient(): GatewayClient {
   const keepAlive = new Agent({ keepAlive: true, maxSockets: 4 });
   return {
-    post: (target, message, idempotencyKey) => postToGateway(keepAlive, target, message, idempotencyKey),
+    post: (target, message, idempotencyKey, options) => postToGateway(keepAlive, target, message, idempotencyKey, options ?? {}),
     close: () => keepAlive.destroy(),
   };
 }
@@ -43,7 +59,9 @@ export function hookPath(hooksPath: string, subpath: string): string {
   return `${hooksPath.replace(/\/+$/, "")}/${subpath.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-function postToGateway(keepAlive: Agent, target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null): Promise<GatewayAnswer> {
+function postToGateway(keepAlive: Agent, target: GatewayTarget, message: GatewayRequest, idempotencyKey: string | null, options: PostOptions): Promise<GatewayAnswer> {
+  const keep = options.keepBodyBytes;
+  const timeoutMs = options.timeoutMs ?? TIMEOUT_MS;
   return new Promise((resolve) => {
     const req = request(
       {
@@ -52,7 +70,7 @@ function postToGateway(keepAlive: Agent, target: GatewayTarget, message: Gateway
         method: "POST",
         path: hookPath(target.hooksPath, message.subpath),
         agent: keepAlive,
-        timeout: TIMEOUT_MS,
+        timeout: timeoutMs,
         headers: {
           ...message.headers,
           "content-type": message.contentType,
@@ -67,23 +85,31 @@ function postToGateway(keepAlive: Agent, target: GatewayTarget, message: Gateway
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
-        res.on("data", (chunk: Buffer) => {
-          if (size < 512) chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.on("end", () => {
+        const answered = (ended: boolean): GatewayAnswer => {
           const retryAfter = res.headers["retry-after"];
-          resolve({
+          const body = Buffer.concat(chunks);
+          return {
             status: res.statusCode ?? 0,
             retryAfter: typeof retryAfter === "string" ? retryAfter : null,
-            detail: Buffer.concat(chunks).toString("utf8").slice(0, 200).replace(/\s+/g, " ").trim(),
-          });
+            detail: body.subarray(0, 512).toString("utf8").slice(0, 200).replace(/\s+/g, " ").trim(),
+            ...(keep === undefined ? {} : { whole: { headers: headerPairs(res.rawHeaders), body: body.subarray(0, keep), ended: ended && size <= keep, tooLarge: size > keep } }),
+          };
+        };
+        res.on("data", (chunk: Buffer) => {
+          if (size < (keep === undefined ? 512 : keep + 1)) chunks.push(chunk);
+          size += chunk.length;
+          // A live answer past its limit is not read further: it cannot be returned.
+          if (keep !== undefined && size > keep) {
+            resolve(answered(false));
+            res.destroy();
+          }
         });
-        res.on("error", (err) => resolve({ status: 0, retryAfter: null, detail: err.message }));
+        res.on("end", () => resolve(answered(true)));
+        res.on("error", (err) => resolve(keep === undefined ? { status: 0, retryAfter: null, detail: err.message } : answered(false)));
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${TIMEOUT_MS} ms`)));
-    req.on("error", (err) => resolve({ status: 0, retryAfter: null, detail: `gateway unreachable on 127.0.0.1:${target.port}: ${err.message}` }));
+    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on("error", (err: NodeJS.ErrnoException) => resolve({ status: 0, retryAfter: null, detail: `gateway unreachable on 127.0.0.1:${target.port}: ${err.message}`, refused: err.code === "ECONNREFUSED" }));
     req.end(message.body);
   });
 }

@@ -10,6 +10,11 @@ import { conversationOf, senderOf } from "./conversation.ts";
 import { frameEnvelope, gatewayRequestFor } from "./hub-format.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
+/** The gateway drops a second post of the same key within 5 minutes (gateway-forwarder.ts). */
+export function idempotencyKeyFor(agentId: string, id: number): string {
+  return `clawrelay:${agentId}:${id}`;
+}
+
 export interface Pending {
   frame: DeliveryFrame;
   /** Parsed once; null for a hook frame. */

@@ -1,17 +1,19 @@
 // Posts one forwarded event to a local app: the event's method, its body byte-exact, the sender's
 // headers in their order (Host and content-length are the only ones added), over keep-alive
 // connections, http or https, never following a redirect, behind the address guard (address-guard.ts).
-// Never throws: every end is an AppAnswer. Made by agent.ts (or forward-delivery.ts); covered by
-// test/node/forward-delivery.test.ts and forward-guard.test.ts.
+// A live request (../live/) is sent the same way, GET and HEAD included, and asks for the whole answer
+// (`keepBodyBytes`): its headers and body come back for the sender. Never throws: every end is an
+// AppAnswer. Made by agent.ts (or forward-delivery.ts); covered by test/node/forward-delivery.test.ts,
+// forward-guard.test.ts and live-app.e2e.test.ts.
 import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { addressClass } from "../../protocol/index.ts";
-import type { ForwardMethod } from "../../protocol/index.ts";
+import type { ForwardMethod, LiveMethod } from "../../protocol/index.ts";
 import { guardedLookup, literalRefusal, PublicTargetError } from "./address-guard.ts";
-import { answerDetail, FORWARD_DEFAULTS, isRefusedConnection } from "./app-response.ts";
-import type { AppAnswer } from "./app-response.ts";
+import { answerDetail, FORWARD_DEFAULTS, headerPairs, isRefusedConnection } from "./app-response.ts";
+import type { AppAnswer, WholeAnswer } from "./app-response.ts";
 
 export interface AppRequest {
   /** The source whose event it is and its target as the owner set it (for the guard's reason). */
@@ -20,11 +22,14 @@ export interface AppRequest {
   allowPublic: boolean;
   /** forwardUrl(target, tail). */
   url: string;
-  method: ForwardMethod;
+  /** A forwarded event's; a live request may also GET or HEAD. */
+  method: ForwardMethod | LiveMethod;
   headers: [string, string][];
   body: Uint8Array;
   /** No answer within this is a failure (the source's timeout_sec); default: the client's. */
   timeoutMs?: number;
+  /** Read the answer whole, up to this many bytes (a live request's): the answer then has `whole`. */
+  keepBodyBytes?: number;
 }
 
 export interface AppClient {
@@ -68,8 +73,11 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
   // A name's addresses are checked as the connection resolves it; an IP literal or localhost was decided above.
   const named = !message.allowPublic && addressClass(host) === null;
   const resolve = named ? guardedLookup(message.source, message.target, lookup) : lookup;
-  // Raw headers keep the sender's order and repeated names; Node then adds nothing but Connection.
-  const headers = ["host", url.host, ...message.headers.flat(), "content-length", String(message.body.byteLength)];
+  // Raw headers keep the sender's order and repeated names; Node then adds nothing but Connection. A
+  // bodiless GET or HEAD says no length, as a browser's does (some servers refuse one that says 0).
+  const bodiless = message.body.byteLength === 0 && (message.method === "GET" || message.method === "HEAD");
+  const headers = ["host", url.host, ...message.headers.flat(), ...(bodiless ? [] : ["content-length", String(message.body.byteLength)])];
+  const keep = message.keepBodyBytes;
   return new Promise<AppAnswer>((done) => {
     let settled = false;
     const onAbort = () => req.destroy(Object.assign(new Error("the relay abandoned the event"), { code: "ABANDONED" }));
@@ -84,26 +92,24 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
     const onAnswer = (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      const answered = (): AppAnswer => ({
-        kind: "answered",
-        status: res.statusCode ?? 0,
-        retryAfter: single(res.headers["retry-after"]),
-        location: locationOf(res.headers.location, url),
-        detail: answerDetail(Buffer.concat(chunks)),
-      });
+      const answered = (ended: boolean): AppAnswer => {
+        const body = Buffer.concat(chunks);
+        const whole: WholeAnswer | undefined = keep === undefined ? undefined : { headers: headerPairs(res.rawHeaders), body: body.subarray(0, keep), ended: ended && size <= keep, tooLarge: size > keep };
+        return { kind: "answered", status: res.statusCode ?? 0, retryAfter: single(res.headers["retry-after"]), location: locationOf(res.headers.location, url), detail: answerDetail(body), ...(whole ? { whole } : {}) };
+      };
       res.on("data", (chunk: Buffer) => {
-        if (size < KEPT_BYTES) chunks.push(chunk);
+        if (size < (keep === undefined ? KEPT_BYTES : keep + 1)) chunks.push(chunk);
         size += chunk.length;
-        // An endless answer is not read to its end: the status has been given.
-        if (size > DRAINED_BYTES) {
-          finish(answered());
+        // An endless answer is not read to its end: the status has been given (a live one's is too large).
+        if (size > (keep ?? DRAINED_BYTES)) {
+          finish(answered(false));
           res.destroy();
         }
       });
-      res.on("end", () => finish(answered()));
+      res.on("end", () => finish(answered(true)));
       // The status line came before the failure: it is the app's word.
-      res.on("error", () => finish(answered()));
-      res.on("close", () => finish(answered()));
+      res.on("error", () => finish(answered(false)));
+      res.on("close", () => finish(answered(false)));
     };
     let req: ReturnType<typeof httpRequest>;
     try {

@@ -20,10 +20,29 @@ export const FORWARD_DEFAULTS = {
   timeoutMs: FORWARD_POLICY.timeoutSec * 1000,
 } as const;
 
+/** A live request's answer as a whole (AppRequest.keepBodyBytes): what goes back to its sender. */
+export interface WholeAnswer {
+  /** As the app sent them, names lower-cased, in order. */
+  headers: [string, string][];
+  /** Up to keepBodyBytes. */
+  body: Uint8Array;
+  /** The body came to its end (not cut, not broken off). */
+  ended: boolean;
+  /** The body was longer than keepBodyBytes (the rest was not read). */
+  tooLarge: boolean;
+}
+
+/** Node's raw header list [name, value, name, value…] as pairs, names lower-cased, in order. */
+export function headerPairs(raw: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
+  return out;
+}
+
 /** How an attempt to post to the app ended (app-client.ts). */
 export type AppAnswer =
-  /** The app answered with an HTTP status. */
-  | { kind: "answered"; status: number; retryAfter: string | null; location: string | null; detail: string }
+  /** The app answered with an HTTP status; `whole` when the request asked for it. */
+  | { kind: "answered"; status: number; retryAfter: string | null; location: string | null; detail: string; whole?: WholeAnswer }
   /** No answer (status 0): the connection was refused (nothing listening, refusedConnection), reset, or timed out. */
   | { kind: "unreachable"; detail: string; refusedConnection: boolean }
   /** Never sent, and never will be: the address guard or Node refused the request itself. */

@@ -12,6 +12,11 @@ import type { AppRequest } from "./app-client.ts";
 /** Headers of the connection, not the sender's: the agent's own request sets what it needs of them (Host, Content-Length). */
 const CONNECTION_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "proxy-connection", "upgrade", "te", "trailer", "expect"]);
 
+/** A sender's headers without the connection's (a live request's too: ../live/live-requests.ts). */
+export function withoutConnectionHeaders(headers: [string, string][]): [string, string][] {
+  return headers.filter(([name]) => !CONNECTION_HEADERS.has(name.toLowerCase()));
+}
+
 /** How a source's events are posted (protocol/lanes.ts FORWARD_POLICY). */
 export interface ForwardPolicy {
   timeoutMs: number;
@@ -55,7 +60,7 @@ export function forwardRequest(frame: DeliveryFrame, forward: ForwardFrame): Bui
   if (url === null) return fail(`its URL tail "${String(tail).slice(0, 80)}" would leave the target's path (a "..", an encoded slash) or is not a path and query`);
   if (!isHeaderList(forward.headers)) return fail("its headers are not a list of [name, value] pairs");
   // The relay kept none of these (forward.ts); dropped again here, as one would corrupt the request's framing.
-  const headers = forward.headers.filter(([name]) => !CONNECTION_HEADERS.has(name.toLowerCase()));
+  const headers = withoutConnectionHeaders(forward.headers);
   const body = frame.encoding === "utf8" ? utf8(frame.body) : fromBase64(frame.body);
   if (body === null) return fail("its body is not valid base64");
   return { ok: true, request: { source, target, allowPublic: forward.allow_public === true, url, method, headers, body, timeoutMs: forwardPolicy(forward).timeoutMs } };

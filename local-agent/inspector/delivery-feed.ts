@@ -1,6 +1,6 @@
 // What the inspector page and /metrics show of deliveries: the latest outcomes, per-minute figures over
 // the last hour, counters and a latency histogram since the process started, and how often the relay
-// link came up. In memory only (a restart starts afresh, as the status counters do). Fed by delivery.ts
+// link came up; the live requests the agent answered are listed too (kind "live"), not counted. In memory only (a restart starts afresh, as the status counters do). Fed by delivery.ts
 // and agent.ts; read by inspector-routes.ts and metrics.ts; covered by test/node/delivery-feed.test.ts.
 
 export type DeliveryOutcome = "delivered" | "rejected" | "retrying";
@@ -15,6 +15,8 @@ export interface KeptMessage {
 }
 
 export interface DeliveryEvent {
+  /** "live": a live request the agent answered (delivered) or could not (rejected); its id is negative, no message's. */
+  kind?: "live";
   outcome: DeliveryOutcome;
   id: number;
   /** The gateway sub-path; for a forwarded event, its URL tail, else its source's name. */
@@ -68,6 +70,7 @@ export class DeliveryFeed {
 
   record(full: DeliveryEvent): void {
     const { message, ...event } = full;
+    if (event.kind === "live") return this.recordLive(event);
     if (message && event.outcome !== "retrying") this.keep(event.id, message);
     this.recent.push(event);
     if (this.recent.length > RECENT) this.recent.shift();
@@ -85,6 +88,13 @@ export class DeliveryFeed {
       minute.latency_sum_ms += event.latency_ms;
       minute.latency_max_ms = Math.max(minute.latency_max_ms, event.latency_ms);
     } else minute.failed++;
+    for (const listener of this.listeners) listener(event);
+  }
+
+  /** A live request is listed, never counted with deliveries (it was no inbox message), never kept. */
+  private recordLive(event: DeliveryEvent): void {
+    this.recent.push(event);
+    if (this.recent.length > RECENT) this.recent.shift();
     for (const listener of this.listeners) listener(event);
   }
 

@@ -3,12 +3,14 @@
 // message's latest outcome, its attempts and the reason cut to one line (the whole reason in the
 // tooltip and in the message's detail); an event of a message already listed changes that row where it
 // stands (the same element), so a message retried nine times during an outage is one row, not nine.
-// Newest message first. Imported by inspector.js; covered by test/node/inspector-deliveries.browser.test.ts
+// Newest message first. A live request the agent answered (kind "live", a negative id: no inbox message)
+// is a row of its own: method, path without its query, status and duration, never a body; it has no detail
+// to open. Imported by inspector.js; covered by test/node/inspector-deliveries.browser.test.ts
 // and inspector-retry.browser.test.ts (retryingCount, for "Retry now").
 import { cell, el, reasonCell } from "./page-dom.js";
 import { duration, oneLine, statusClass } from "./page-text.js";
 
-/** @typedef {{ outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null, target?: string, method?: string }} DeliveryEvent */
+/** @typedef {{ kind?: "live", outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null, target?: string, method?: string }} DeliveryEvent */
 /** @typedef {{ id: number, first_at: number, events: number, attempts: number, latest: DeliveryEvent }} MessageDeliveries */
 
 const MAX_ROWS = 100;
@@ -66,7 +68,7 @@ export function retryingCount() {
 /** The gateway's own latest answer (a forwarded event's answer is its app's). */
 export function lastGatewayEvent() {
   let last = /** @type {DeliveryEvent | null} */ (null);
-  for (const { latest } of messages.values()) if (!latest.target && (!last || latest.at >= last.at)) last = latest;
+  for (const { latest } of messages.values()) if (!latest.target && latest.kind !== "live" && (!last || latest.at >= last.at)) last = latest;
   return last;
 }
 
@@ -84,14 +86,15 @@ function fill(m, row) {
   row.dataset.outcome = d.outcome;
   row.dataset.attempts = String(m.attempts);
   if (d.target) row.dataset.target = d.target;
-  const word = WORDS[d.outcome];
+  const live = d.kind === "live";
+  const word = live ? (d.outcome === "delivered" ? "answered live" : "live, failed") : WORDS[d.outcome];
   const full = d.detail ? `${word}: ${d.detail}` : word;
   const time = cell("td", new Date(d.at).toLocaleTimeString());
   if (m.events > 1) time.title = `first seen ${new Date(m.first_at).toLocaleTimeString()}; ${m.events} events since`;
   row.replaceChildren(
     time,
-    cell("td", String(d.id), "mono"),
-    clipped(d.target ? `${d.method ?? "POST"} ${d.target}` : d.subpath),
+    cell("td", live ? "live" : String(d.id), "mono"),
+    clipped(live ? `${d.method ?? "POST"} ${d.subpath}` : d.target ? `${d.method ?? "POST"} ${d.target}` : d.subpath),
     clipped(d.sender ?? "—"),
     cell("td", d.status === 0 ? "—" : String(d.status), statusClass(d.status)),
     cell("td", duration(d.latency_ms)),
@@ -112,7 +115,7 @@ function render(fresh, all) {
       created.addEventListener("animationend", () => created.classList.remove("fresh"));
       created.addEventListener("click", () => {
         const seen = messages.get(m.id);
-        if (seen) onOpen(m.id, seen);
+        if (seen && seen.latest.kind !== "live") onOpen(m.id, seen);
       });
       rows.set(m.id, (row = created));
     }

@@ -10,74 +10,20 @@
 // of order; the resume cursor moves only by the `floor` a message or floor frame carries (nothing queued
 // up to it), never by an ack; a `restored` frame (an event an older agent set aside, back in its lane) is
 // delivered though under the cursor; `abandon` takes a message back (dropped, or resent for a new target).
-// Used by relay-link.ts; covered by relay-client(-lanes).test.ts, heartbeat.e2e.test.ts, journal.e2e.test.ts.
-import { CLOSE_CODES, PING_FRAME, PROTOCOL_FEATURES, connectSigningInput, toBase64 } from "../../protocol/index.ts";
+// Live (protocol/live.ts): with a relay whose `ready` names it, `request` frames (checked here) go to the
+// handlers of on("request"); the live part answers them with send().
+// Used by relay-link.ts; covered by relay-client(-lanes|-live).test.ts, heartbeat.e2e.test.ts, journal.e2e.test.ts.
+import { CLOSE_CODES, PING_FRAME, connectSigningInput, parseRequestFrame, toBase64 } from "../../protocol/index.ts";
 import type { ClientFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
-import type { Identity } from "../identity.ts";
-import type { Logger } from "../logger.ts";
 import { ReconnectingSocket } from "../reconnecting-socket.ts";
 import type { SocketEnd, SocketTiming } from "../reconnecting-socket.ts";
+import { RELAY_SOCKET_TIMING, connectUrl } from "./relay-client-terms.ts";
+import type { ConnectionState, DispatchedType, FrameOf, RejectInfo, RelayClientOptions, StateDetail, StateListener } from "./relay-client-terms.ts";
+import { AGENT_FEATURES, spokenFeatures } from "./relay-features.ts";
 
-export type ConnectionState = "connecting" | "connected" | "disconnected" | "replaced" | "closed";
-
-/** The frames this client answers itself; every other type is dispatched to on()'s handlers. */
-type OwnFrameType = "challenge" | "ready" | "rejected" | "error" | "pong";
-export type DispatchedType = Exclude<ServerFrame["type"], OwnFrameType>;
-export type FrameOf<T extends ServerFrame["type"]> = Extract<ServerFrame, { type: T }>;
-
-export const RELAY_SOCKET_TIMING: SocketTiming = {
-  // The handshake and challenge/auth/ready; the relay itself closes an unauthenticated socket after 5 s.
-  authDeadlineMs: DEFAULTS.connectTimeoutMs,
-  pingEveryMs: DEFAULTS.heartbeatIntervalMs,
-  silenceMs: DEFAULTS.heartbeatDeadlineMs,
-  backoff: DEFAULTS,
-};
-
-export interface RelayClientOptions {
-  relayUrl: string;
-  identity: Identity;
-  window?: number;
-  logger: Logger;
-  /** Where finished ids and the cursor persist (none: in memory only, as in tests of the socket). */
-  journal?: FinishedLog;
-  /** DEFAULTS unless given (tests shorten them, or run them on fake timers). */
-  timing?: Partial<SocketTiming>;
-}
-
-/** What the client needs of the delivery journal. */
-export interface FinishedLog {
-  readonly cursor: number;
-  /** Binds to the inbox's epoch; true when it differed and everything was forgotten. */
-  adopt(epoch: string): boolean;
-  has(id: number): boolean;
-  /** Finished by a record of its own, not merely under the cursor (a restored message's check). */
-  recorded(id: number): boolean;
-  finish(id: number, cursor: number): void;
-  reset(cursor: number): void;
-}
-
-export interface RejectInfo {
-  reason: string;
-  status: number;
-  attempts: number;
-}
-
-export interface StateDetail {
-  backlog?: number;
-  error?: string;
-  hubPrefix?: string;
-  /** From `ready`: webhook, pull or off (absent from an older relay). */
-  hubMode?: string;
-  /** From `ready`: the unacknowledged messages the relay sends at most (what it granted of the window asked). */
-  window?: number;
-}
-
-export type StateListener = (state: ConnectionState, detail: StateDetail) => void;
-
-export function connectUrl(relayUrl: string, agentId: string): string {
-  return `${relayUrl.replace(/\/+$/, "").replace(/^http/, "ws")}/inbox/${agentId}/connect`;
-}
+export { RELAY_SOCKET_TIMING, connectUrl } from "./relay-client-terms.ts";
+export type { ConnectionState, DispatchedType, FinishedLog, FrameOf, RejectInfo, RelayClientOptions, StateDetail, StateListener } from "./relay-client-terms.ts";
 
 export class RelayClient {
   state: ConnectionState = "disconnected";
@@ -94,6 +40,8 @@ export class RelayClient {
   private readonly open = new Set<number>();
   /** The current socket's relay speaks lanes (its `ready` named the feature). */
   private lanes = false;
+  /** The current socket's relay sends live requests (its `ready` named the feature). */
+  private live = false;
   private readonly url: string;
   private readonly timing: SocketTiming;
   private readonly options: RelayClientOptions;
@@ -112,6 +60,7 @@ export class RelayClient {
         beforeConnect: () => {
           this.open.clear();
           this.lanes = false;
+          this.live = false;
           this.refusal = undefined;
           return true;
         },
@@ -152,6 +101,11 @@ export class RelayClient {
   /** The relay of the current socket sends lanes (false until its `ready`, and against an older relay). */
   get lanesMode(): boolean {
     return this.lanes;
+  }
+
+  /** The relay of the current socket sends live requests (false until its `ready`, and against an older relay). */
+  get liveMode(): boolean {
+    return this.live;
   }
 
   /**
@@ -224,7 +178,7 @@ export class RelayClient {
       }
       const signature = toBase64(identity.sign(connectSigningInput(identity.agentId, frame.nonce)));
       this.sentAfter = this.finishedUpTo;
-      const auth: ClientFrame = { type: "auth", key: identity.publicKey, signature, after: this.sentAfter, window: this.options.window ?? DEFAULTS.window, features: [PROTOCOL_FEATURES.lanes] };
+      const auth: ClientFrame = { type: "auth", key: identity.publicKey, signature, after: this.sentAfter, window: this.options.window ?? DEFAULTS.window, features: AGENT_FEATURES };
       this.socket.send(JSON.stringify(auth));
     } else if (frame.type === "ready") this.ready(frame);
     else if (frame.type === "message") {
@@ -249,6 +203,11 @@ export class RelayClient {
     } else if (frame.type === "error") {
       if (frame.id !== undefined) logger.warn("relay ignored a frame", { id: frame.id, code: frame.code, error: frame.message });
       else this.refusal = `${frame.code}: ${frame.message}`;
+    } else if (frame.type === "request") {
+      // Only a relay that named live sends them; a malformed one is left for the relay's deadline.
+      const request = this.live ? parseRequestFrame(frame as unknown as Record<string, unknown>) : null;
+      if (request) this.dispatch(request);
+      else logger.warn("relay sent a request frame this agent cannot answer", { rid: String((frame as { rid?: unknown }).rid).slice(0, 64) });
     } else if (frame.type !== "pong") this.dispatch(frame);
   }
 
@@ -277,10 +236,10 @@ export class RelayClient {
       this.finishedUpTo = frame.after;
       journal?.reset(frame.after);
     }
-    this.lanes = Array.isArray(frame.features) && frame.features.includes(PROTOCOL_FEATURES.lanes);
+    ({ lanes: this.lanes, live: this.live } = spokenFeatures(frame));
     this.socket.markAuthenticated();
     logger.info("relay connected", { url: this.url, after: frame.after, backlog: frame.backlog });
-    this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}) });
+    this.setState("connected", { backlog: frame.backlog, ...(typeof frame.window === "number" ? { window: frame.window } : {}), ...(frame.hub_prefix ? { hubPrefix: frame.hub_prefix } : {}), ...(frame.hub_mode ? { hubMode: frame.hub_mode } : {}), ...(this.live ? { live: true } : {}) });
   }
 
   private ended(end: SocketEnd): number | null {

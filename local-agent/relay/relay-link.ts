@@ -31,6 +31,8 @@ export interface RelayLink {
   hubPrefix(): HubPrefix;
   /** Every id up to here is finished. */
   readonly cursor: number;
+  /** The relay of the current socket sends live requests (its `ready` named the feature). */
+  live(): boolean;
   ack(id: number): void;
   reject(id: number, info: RejectInfo): void;
   send(frame: ClientFrame): boolean;
@@ -76,6 +78,7 @@ export function relayLink(options: RelayLinkOptions): RelayLink {
     get cursor() {
       return client.cursor;
     },
+    live: () => client.liveMode,
     ack: (id) => client.ack(id),
     reject: (id, info) => client.reject(id, info),
     send: (frame) => client.send(frame),

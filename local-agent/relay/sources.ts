@@ -6,6 +6,7 @@ import type { SourceKind, SourceView } from "../../protocol/index.ts";
 import { formatAge, inboxCall } from "./messages.ts";
 import type { InboxAccess } from "./messages.ts";
 import { textTable } from "../cli/text-table.ts";
+import { liveText } from "./source-live.ts";
 
 /** What the relay answers an add or a rotation with: the URL to paste, and a secret it made (once). */
 export interface SourceAnswer {
@@ -45,19 +46,21 @@ export interface NewSourceInput {
   subpath?: string;
   target?: SourceTarget;
   policy?: SourcePolicy;
+  /** Live answers: the relay's deadline in seconds; null: answered at once (the relay's default). */
+  liveSec?: number | null;
 }
 
 const targetFields = (target: SourceTarget | undefined) => (target ? { forward: target.forward, allow_public_target: target.allowPublic } : {});
 
 export async function addSource(access: InboxAccess, input: NewSourceInput): Promise<SourceAnswer> {
-  const { target, policy, ...rest } = input;
-  const body = { ...rest, ...targetFields(target), ...policy };
+  const { target, policy, liveSec, ...rest } = input;
+  const body = { ...rest, ...targetFields(target), ...policy, ...(liveSec !== undefined ? { live_sec: liveSec } : {}) };
   return (await call(access, "POST", "", `cannot add source "${input.name}"`, body)) as unknown as SourceAnswer;
 }
 
 /** Where a source's events go, how they are posted, or both; the relay keeps what is not named. */
-export async function changeSource(access: InboxAccess, name: string, change: { target?: SourceTarget; policy?: SourcePolicy }): Promise<SourceAnswer> {
-  const body = { ...targetFields(change.target), ...change.policy };
+export async function changeSource(access: InboxAccess, name: string, change: { target?: SourceTarget; policy?: SourcePolicy; liveSec?: number | null }): Promise<SourceAnswer> {
+  const body = { ...targetFields(change.target), ...change.policy, ...(change.liveSec !== undefined ? { live_sec: change.liveSec } : {}) };
   return (await call(access, "PATCH", `/${encodeURIComponent(name)}`, `cannot change source "${name}"`, body)) as unknown as SourceAnswer;
 }
 
@@ -105,6 +108,8 @@ export function sourceAddedText(answer: SourceAnswer, verb: "added" | "rotated")
   lines.push("", ...nextStep(s));
   const policy = policyText(s);
   if (policy !== null && s.forward !== null) lines.push(`Forward policy: ${policy}.`);
+  const live = liveText(s);
+  if (live !== null) lines.push(live);
   return lines.join("\n");
 }
 
@@ -160,15 +165,17 @@ export function sourceSetText(answer: SourceAnswer, changed: { target: boolean; 
 
 export function sourcesTable(sources: readonly SourceView[], nowMs: number): string {
   if (sources.length === 0) return "no sources (add one: clawrelay sources add NAME --kind github|stripe|slack|standard-webhooks|token)";
-  // The policy column only when a forwarding source reports one: from an older relay the table is as before.
+  // The policy column only when a forwarding source reports one, the live one when a source is live: from an older relay the table is as before.
   const withPolicy = sources.some((s) => policyCell(s) !== "");
+  const withLive = sources.some((s) => typeof s.live_sec === "number");
   const rows = sources.map((s) => [
     s.name,
     s.kind,
     s.forward ?? `gateway: ${s.subpath}`,
     ...(withPolicy ? [policyCell(s)] : []),
+    ...(withLive ? [typeof s.live_sec === "number" ? `${s.live_sec}s` : ""] : []),
     s.url,
     s.last_refusal ? `${formatAge(nowMs - s.last_refusal.at)} ago: ${s.last_refusal.code}` : "",
   ]);
-  return textTable(["NAME", "KIND", "GOES TO", ...(withPolicy ? ["POLICY"] : []), "URL", "LAST REFUSAL"], rows);
+  return textTable(["NAME", "KIND", "GOES TO", ...(withPolicy ? ["POLICY"] : []), ...(withLive ? ["LIVE"] : []), "URL", "LAST REFUSAL"], rows);
 }

@@ -6,60 +6,16 @@
 // handed on and its id forgotten. Against a relay whose `ready` names no features everything is as
 // before: acks move the cursor, and a frame under it is dropped, restored or not.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
-import type { WebSocket } from "ws";
 import type { AbandonFrame, DeliveryFrame } from "../../protocol/index.ts";
 import { DeliveryJournal } from "../../local-agent/delivery/delivery-journal.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { silentLogger } from "../../local-agent/logger.ts";
 import { RelayClient } from "../../local-agent/relay/relay-client.ts";
+import { startFakeRelay } from "../support/node/fake-relay.ts";
 import { waitUntil } from "../support/node/stack.ts";
-
-interface FakeRelay {
-  url: string;
-  /** Every frame the agent sent, in order. */
-  frames: { type: string; [key: string]: unknown }[];
-  send(frame: object): void;
-  drop(): void;
-  close(): Promise<void>;
-}
-
-/** A relay that challenges, answers auth with `ready` (naming `features` when given) and records the rest. */
-async function startFakeRelay(features: string[] | undefined): Promise<FakeRelay> {
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server });
-  let socket: WebSocket | null = null;
-  const relay: FakeRelay = {
-    url: "",
-    frames: [],
-    send: (frame) => socket?.send(JSON.stringify(frame)),
-    drop: () => socket?.terminate(),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const ws of wss.clients) ws.terminate();
-        wss.close();
-        server.close(() => resolve());
-      }),
-  };
-  wss.on("connection", (ws) => {
-    socket = ws;
-    ws.on("message", (data) => {
-      const frame = JSON.parse(data.toString()) as FakeRelay["frames"][number];
-      relay.frames.push(frame);
-      if (frame.type === "auth") ws.send(JSON.stringify({ type: "ready", after: frame.after, backlog: 0, window: 16, dead: 0, last_id: 0, ...(features ? { features } : {}) }));
-      if (frame.type === "ping") ws.send('{"type":"pong"}');
-    });
-    ws.send(JSON.stringify({ type: "challenge", agent_id: "ag_x", nonce: "bm9uY2U", epoch: "e1" }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  relay.url = `http://127.0.0.1:${address && typeof address !== "string" ? address.port : 0}`;
-  return relay;
-}
 
 function frame(id: number, extra: Partial<DeliveryFrame> = {}): DeliveryFrame {
   return { type: "message", id, kind: "hook", subpath: "a", content_type: "text/plain", body: "x", encoding: "utf8", received_at: 0, expires_at: 0, ...extra };
@@ -104,7 +60,7 @@ describe("the relay client with a relay that speaks lanes", () => {
   it("names lanes in its auth; the cursor moves by the floor, under every open id, never by acks or `rejected`, never down; each ack is journalled", async () => {
     const { relay, journal, client, messages, deliver } = await connected(["lanes"]);
     expect(client.lanesMode).toBe(true);
-    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes"] });
+    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes", "live"] });
     // Two lanes: 5 (stuck at an app) and 6, 7 (the gateway's).
     await deliver(frame(5, { lane: "source:shop", floor: 4 }), frame(6, { lane: "c1", floor: 4 }), frame(7, { lane: "c1", floor: 4 }));
     expect(messages.map((m) => m.id)).toEqual([5, 6, 7]);
@@ -179,7 +135,7 @@ describe("the relay client with an older relay (no features in `ready`)", () => 
   it("acks move the cursor as before; floor and restored mean nothing; a frame under the cursor is dropped", async () => {
     const { relay, client, messages, deliver } = await connected(undefined);
     expect(client.lanesMode).toBe(false);
-    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes"] });
+    expect(relay.frames[0]).toMatchObject({ type: "auth", features: ["lanes", "live"] });
     await deliver(frame(1), frame(2));
     client.ack(2);
     expect(client.cursor).toBe(0);
