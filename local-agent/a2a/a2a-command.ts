@@ -5,7 +5,7 @@
 // when the gateway answers, its Agent Card (served while the agent is offline), and prints the card's and
 // the endpoint's URLs; status shows the relay's view and each peer whose token cannot be resolved here
 // (not sent, so refused at the relay); disable turns it off. Returns text; cli.ts prints it. Covered by
-// test/node/live-a2a-cli.e2e.test.ts.
+// test/node/live-gateway.e2e.test.ts.
 import { A2A_CARD_MAX_BYTES, A2A_ENDPOINT_PATH } from "../../protocol/index.ts";
 import type { A2aSettingsBody, A2aView } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";

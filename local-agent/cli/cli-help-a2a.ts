@@ -1,6 +1,6 @@
 // The help entries of `clawrelay a2a …`: publishing the OpenClaw gateway's A2A channel through the inbox
 // (docs/live.md, "A2A"). Pure data; imported by cli-help.ts; covered by test/node/cli-usage.e2e.test.ts
-// and live-a2a-cli.e2e.test.ts.
+// and live-gateway.e2e.test.ts.
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec, GroupSpec } from "./cli-spec.ts";
 

@@ -14,7 +14,7 @@
 // gateway's state. A message the relay abandons (dropped, or sent again for a new target) stops where it
 // is: no ack, no reject, no further attempt; a held copy of a live request is settled by that request's
 // outcome first (held-copy.ts). Covered by test/node/delivery.e2e.test.ts, gateway-outage.e2e.test.ts,
-// forward-delivery.test.ts, delivery-abandon.test.ts, retry-now.e2e.test.ts and live-late.e2e.test.ts.
+// forward-delivery.test.ts, delivery-abandon.test.ts, retry-now.e2e.test.ts and live-app.e2e.test.ts.
 import { utf8 } from "../../protocol/index.ts";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";

@@ -5,7 +5,7 @@
 // refused it (a 4xx but 408 and 429) → to the dead shelf with the target's status and words; anything else
 // (408, 429, 5xx, unreachable, a request the agent does not know, as after a restart) → posted as any
 // event. The small interface keeps delivery/ free of the live part. Covered by test/node/held-copy.test.ts
-// and live-late.e2e.test.ts.
+// and live-app.e2e.test.ts.
 import type { Rejection } from "./delivery-status.ts";
 import type { EventFields, Pending } from "./pending-message.ts";
 

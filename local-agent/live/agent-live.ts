@@ -4,7 +4,7 @@
 // remembered (live-outcomes.ts) so that a held copy of it settles by it (the delivery loop asks through
 // heldCopies), and shown in the inspector's feed (kind "live": method, path without its query, status,
 // duration; never a body). An answer that finds the socket gone is dropped: the relay held the request or
-// told its sender. Covered by test/node/live-app.e2e.test.ts, live-late.e2e.test.ts and live-gateway.e2e.test.ts.
+// told its sender. Covered by test/node/live-app.e2e.test.ts, live-compat.e2e.test.ts and live-gateway.e2e.test.ts.
 import type { LiveRequestFrame } from "../../protocol/index.ts";
 import type { AgentStatus } from "../agent-status.ts";
 import { createGatewayClient } from "../delivery/gateway-forwarder.ts";

@@ -25,6 +25,8 @@ export interface AppAnswerScript {
   status: number;
   headers?: Record<string, string>;
   body?: string;
+  /** Answers this long after the request came (a slow app). */
+  delayMs?: number;
 }
 
 export interface StandinApp {
@@ -48,8 +50,12 @@ export async function startStandinApp(): Promise<StandinApp> {
       req.on("end", () => {
         requests.push({ method: req.method ?? "", url: req.url ?? "", rawHeaders: req.rawHeaders, body: Buffer.concat(chunks), at: Date.now() });
         const answer = scripted.shift() ?? { status: 200, body: "ok" };
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? "");
+        const send = () => {
+          res.writeHead(answer.status, answer.headers ?? {});
+          res.end(answer.body ?? "");
+        };
+        if (answer.delayMs) setTimeout(send, answer.delayMs);
+        else send();
       });
     });
   let server = handler(createServer());

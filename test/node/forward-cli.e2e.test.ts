@@ -64,9 +64,11 @@ describe("clawrelay listen", () => {
     expect(first!.headers["x-clawrelay-source"]).toBe(`listen-${app.port}`);
     expect(second!.url).toBe("/hooks");
     expect(second!.body.toString("utf8")).toBe("second");
-    // A GET cannot be answered by the app through a relay that answers at once: refused, said why.
-    const get = await fetch(`${url}/anything`);
-    expect(get.status).toBe(405);
+    // listen answers live by default: a GET reaches the app, and the app's answer comes back.
+    expect(running.stdout()).toContain("Live: while the agent runs, each request waits up to 10 s for the app's answer");
+    const get = await fetch(`${url}/anything?q=1`);
+    expect(get.status).toBe(200);
+    expect(app.received.map((r) => [r.method, r.url])[2]).toEqual(["GET", "/hooks/anything?q=1"]);
     expect(await running.stop()).not.toBeNull();
   });
 
