@@ -17,6 +17,7 @@ const SCENARIOS: Record<string, Scenario> = {
     options: { agents: 10_000, large: 100_000, updates: 1500, queries: 200, delegations: 200 }, main: async () => (await import("./directory-scenario.ts")).directoryScenario,
   },
   sources: { title: "clawrelay bench:sources", includes: "bundling, Miniflare start-up included", main: async () => (await import("./sources-scenario.ts")).sourcesScenario },
+  live: { title: "clawrelay bench:live", includes: "bundling, Miniflare start-up, agent starts included", main: async () => (await import("./live-scenario.ts")).liveScenario },
 };
 
 const [name = "", ...rest] = process.argv.slice(2);

@@ -68,7 +68,7 @@ async function enable(command: A2aCommand): Promise<string> {
   const { channel, path, gatewayPort } = readChannel(command.env);
   const where = path ?? "openclaw.json (none found)";
   if (!channel.enabled) {
-    throw new AgentError("a2a_channel_off", `the gateway's A2A channel is off: channels.a2a.enabled is not true in ${where}. Turn it on — channels: { a2a: { enabled: true, peers: { NAME: { token: "\${A2A_NAME_TOKEN}" } } } } (OpenClaw's docs/channels/a2a.md) — restart the gateway, then run clawrelay a2a enable again`);
+    throw new AgentError("a2a_channel_off", `the gateway's A2A channel is off: channels.a2a is missing or has enabled: false in ${where}. Turn it on — channels: { a2a: { enabled: true, peers: { NAME: { token: "\${A2A_NAME_TOKEN}" } } } } (OpenClaw's docs/channels/a2a.md) — restart the gateway, then run clawrelay a2a enable again`);
   }
   const peers = await peerHashes(channel);
   if (peers.length === 0) {
@@ -112,7 +112,7 @@ async function status(command: A2aCommand): Promise<string> {
   if (view.last_refusal) lines.push(`  last refused call: ${new Date(view.last_refusal.at).toISOString()} ${view.last_refusal.code}: ${view.last_refusal.message}`);
   if (localProblem) lines.push(`openclaw.json could not be read: ${localProblem}`);
   if (local) {
-    if (!local.channel.enabled) lines.push(`The gateway's channel is off here (channels.a2a.enabled is not true in ${local.path ?? "openclaw.json"}).`);
+    if (!local.channel.enabled) lines.push(`The gateway's channel is off here (channels.a2a is missing or has enabled: false in ${local.path ?? "openclaw.json"}).`);
     lines.push(...unresolvedLines(local.channel));
     const missing = local.channel.peers.filter((p) => p.token !== null && view.enabled && !view.peers.includes(p.name)).map((p) => p.name);
     if (missing.length > 0) lines.push(`  peers in openclaw.json the relay does not know: ${missing.join(", ")} (run clawrelay a2a enable again)`);

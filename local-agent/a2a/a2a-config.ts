@@ -44,10 +44,13 @@ function peerOf(name: string, value: unknown, env: Environment): A2aPeerConfig {
 }
 
 export function a2aChannelFrom(config: unknown, env: Environment): A2aChannel {
-  const a2a = record(record(record(config).channels).a2a);
+  const raw = record(record(config).channels).a2a;
+  const a2a = record(raw);
   const timeout = Number(a2a.replyTimeoutMs);
   return {
-    enabled: a2a.enabled === true,
+    // The gateway runs the channel when channels.a2a is there and `enabled` is not false (its accounts.ts:
+    // `enabled: config.enabled !== false`); a non-boolean fails its config schema, so the gateway runs none.
+    enabled: raw === a2a && (a2a.enabled === undefined || a2a.enabled === true),
     replyTimeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_REPLY_TIMEOUT_MS,
     advertisedUrl: typeof a2a.advertisedUrl === "string" && a2a.advertisedUrl !== "" ? a2a.advertisedUrl : null,
     peers: Object.entries(record(a2a.peers)).map(([name, value]) => peerOf(name, value, env)),

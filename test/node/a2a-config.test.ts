@@ -35,6 +35,9 @@ describe("the A2A channel in openclaw.json", () => {
   it("reads the channel as off when it is not enabled, and the reply time-out (default 120 s) into the relay's deadline", () => {
     expect(a2aChannelFrom({}, {}).enabled).toBe(false);
     expect(a2aChannelFrom(config({ enabled: "yes" }), {}).enabled).toBe(false);
+    // As the gateway reads it: channels.a2a present and enabled not false runs the channel.
+    expect(a2aChannelFrom(config({ peers: {} }), {}).enabled).toBe(true);
+    expect(a2aChannelFrom(config({ enabled: false }), {}).enabled).toBe(false);
     expect(channelDeadlineSec(a2aChannelFrom(config({ enabled: true }), {}))).toBe(125);
     expect(channelDeadlineSec(a2aChannelFrom(config({ enabled: true, replyTimeoutMs: 5000 }), {}))).toBe(10);
     expect(channelDeadlineSec(a2aChannelFrom(config({ enabled: true, replyTimeoutMs: 30_500 }), {}))).toBe(36);

@@ -74,11 +74,11 @@ describe("live requests to the gateway", () => {
     const { home } = await fixture.setUp("A2A");
     const a2a = await startA2aGateway("hermes-secret");
     const config = home.env.OPENCLAW_CONFIG_PATH;
-    await writeConfig(config, a2a.port, `{ peers: { hermes: { token: "\${A2A_HERMES_TOKEN}" } } }`);
+    await writeConfig(config, a2a.port, `{ enabled: false, peers: { hermes: { token: "\${A2A_HERMES_TOKEN}" } } }`);
     const env = { ...home.env, A2A_HERMES_TOKEN: "hermes-secret" };
     const off = await runCli(["a2a", "enable"], env);
     expect(off.code).not.toBe(0);
-    expect(off.stderr).toContain("channels.a2a.enabled is not true");
+    expect(off.stderr).toContain("channels.a2a is missing or has enabled: false");
 
     await writeConfig(config, a2a.port, `{ enabled: true, replyTimeoutMs: 5000, peers: { hermes: { token: "\${A2A_HERMES_TOKEN}" }, ghost: { token: "\${A2A_GHOST_TOKEN}" } } }`);
     const agent = await fixture.run(home);
