@@ -67,14 +67,15 @@ describe("the owner's settings", () => {
 });
 
 describe("calls", () => {
-  it("a bearer that is none of the peers' (or none at all) is 401 in the gateway's shape and never sent down the socket", async () => {
+  it("a bearer that is none of the peers' (or none at all) is 401 a2a_unauthorized and never sent down the socket", async () => {
     const inbox = await claimInbox();
     await enableA2a(inbox);
     const agent = await liveAgent(inbox);
     for (const bearer of ["wrong-token", null, sha256(TOKEN)]) {
       const res = await call(inbox, bearer);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ error: "Unauthorized; configure channels.a2a.peers with a matching Bearer token" });
+      expect(res.headers.get("www-authenticate")).toBe("Bearer");
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("a2a_unauthorized");
     }
     await agent.expectQuiet();
     const view = (await (await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/a2a`)).json()) as A2aView;

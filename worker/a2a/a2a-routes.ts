@@ -25,8 +25,10 @@ export interface A2aHost extends OwnedInbox {
 }
 
 const SETTINGS_BODY_LIMIT = 128 * 1024;
-/** The gateway's own answer to a bearer it does not know (OpenClaw 2026.9.6's A2A plugin), so a client sees one refusal whichever answers. */
-const UNAUTHORIZED_BODY = { error: "Unauthorized; configure channels.a2a.peers with a matching Bearer token" };
+/** A bearer none of the peers': the relay's own error shape (the gateway's 401 is a bare `{"error": text}`; its status and scheme are the same). */
+function unauthorized(): RelayError {
+  return new RelayError(401, "a2a_unauthorized", "the bearer token is none of this agent's A2A peers' (channels.a2a.peers.<name>.token in its openclaw.json, published with clawrelay a2a enable): send Authorization: Bearer <your peer token>", { "www-authenticate": "Bearer" });
+}
 
 function notEnabled(): RelayError {
   return new RelayError(404, "a2a_not_enabled", "this inbox does not publish an A2A agent: its owner turns it on with clawrelay a2a enable");
@@ -118,7 +120,7 @@ export function a2aRoutes(host: A2aHost): Hono {
     if ((await peerFor(bearerOf(c.req.header("authorization") ?? null), settings.peers)) === null) {
       host.a2a.noteRefusal({ at: Date.now(), code: "unauthorized", message: "a call's bearer token is none of the peers'" });
       await discardUnreadBody(c.req.raw);
-      return c.json(UNAUTHORIZED_BODY, 401, { "www-authenticate": "Bearer" });
+      throw unauthorized();
     }
     const body = await readBodyCapped(c.req.raw, LIVE.requestBodyMaxBytes, "an A2A call's limit (the gateway's own)", "an A2A message is text and small data parts");
     const id = rpcIdOf(body);
