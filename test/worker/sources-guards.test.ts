@@ -49,7 +49,8 @@ describe("headers", () => {
   it("refuses a value outside visible ASCII, space and tab with 400 invalid_header_value naming the header; nothing stored", async () => {
     const inbox = await claimInbox();
     const path = await tokenSource(inbox);
-    for (const value of ["caf\u00e9", "a\x01b", "a\x7fb"]) {
+    // A value outside ASCII is sent raw by test/node/forward-smuggling.e2e.test.ts: workerd's own fetch, used here, re-encodes it with a warning.
+    for (const value of ["a\x01b", "a\x7fb"]) {
       const message = await refusal(await postToSource(path, "{}", { "content-type": "application/json", "X-Customer-Name": value }), 400, "invalid_header_value");
       expect(message).toMatch(/x-customer-name/);
     }
