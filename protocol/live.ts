@@ -18,8 +18,12 @@ export const LIVE = {
   inFlightMax: 32,
   /** A live request's body at most (the A2A channel's own request limit). */
   requestBodyMaxBytes: 1024 * 1024,
-  /** An answer's body at most; a larger one reaches the sender as 502 answer_too_large. */
-  answerBodyMaxBytes: 2 * 1024 * 1024,
+  /**
+   * An answer's body at most; a larger one reaches the sender as 502 answer_too_large. The relay holds each
+   * waiting answer whole: with inFlightMax answers and their requests at their limits that is 64 MiB, half an
+   * object's 128 MB. The A2A channel's own answers stop at 1 MiB too.
+   */
+  answerBodyMaxBytes: 1024 * 1024,
   /** An answer's body travels in frames of at most this many raw bytes (below the relay's 1 MiB client-frame limit once base64). */
   answerChunkBytes: 256 * 1024,
   /** An answer's headers at most (count and bytes), as for a forwarded request's. */

@@ -26,7 +26,8 @@ export const UNANSWERED_WAIT_WITH_AGENT_MS = 60_000;
 
 /**
  * A client frame is a few hundred bytes (auth, ack, a reject's reason cut to 1,000 characters, a hub
- * token of at most 4,096). Anything past this is refused before it is parsed; the runtime itself stops
+ * token of at most 4,096), a live answer's at most LIVE.answerChunkBytes of body (about 350 KiB as base64
+ * with its headers). Anything past this is refused before it is parsed; the runtime itself stops
  * at 32 MiB.
  */
 export const MAX_CLIENT_FRAME_BYTES = 1024 * 1024;
