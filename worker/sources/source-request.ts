@@ -3,7 +3,7 @@
 // the event — what a forward target is later posted (protocol/forward.ts), or a live request's frame carries. Used by source-routes.ts and,
 // for the 405 of a GET, by inbox-routes.ts; covered by test/worker/sources-forward-routes.test.ts.
 import { FORWARD_METHODS, FORWARD_TAIL_MAX_LENGTH, RelayError, forwardUrl, keptRequestHeaders } from "../../protocol/index.ts";
-import type { ForwardMethod, LiveMethod, StoredRequest } from "../../protocol/index.ts";
+import type { ForwardMethod, LiveMethod } from "../../protocol/index.ts";
 import type { StoredSource } from "./source-config.ts";
 
 /** `/inbox/{id}/sources/{name}/{secret}`: what comes after it is the tail. */
@@ -58,11 +58,6 @@ export function keptHeaders(headers: Headers): [string, string][] {
   const kept = keptRequestHeaders(headers.entries());
   if (!kept.ok) throw new RelayError(kept.code === "headers_too_large" ? 431 : 400, kept.code, `${kept.problem}; nothing was stored`);
   return kept.headers;
-}
-
-/** The request kept with an event; 431 when its headers are more than a forwarded request keeps, 400 when one cannot be passed on. */
-export function storedRequest(method: ForwardMethod, tail: string, headers: Headers): StoredRequest {
-  return { method, tail, headers: keptHeaders(headers) };
 }
 
 /** Why a GET or HEAD at a source URL is refused, added to its 405 (http-errors.ts); null for other requests. */
