@@ -2,7 +2,7 @@
 // and their tokens' SHA-256, never a token), the deadline of a call, and the Agent Card last fetched (served
 // while the agent is offline). Reading an owner's PUT body, and checking a caller's bearer against every
 // peer in constant time. Pure; used by a2a-book.ts and a2a-routes.ts; covered by test/worker/a2a-routes.test.ts.
-import { A2A_CARD_MAX_BYTES, A2A_PEERS_MAX, A2A_PEER_NAME, LIVE, RelayError, sha256Hex, utf8 } from "../../protocol/index.ts";
+import { A2A_CARD_MAX_BYTES, A2A_PEERS_MAX, A2A_PEER_NAME, LIVE, RelayError, constantTimeEqual, sha256Hex, utf8 } from "../../protocol/index.ts";
 import type { A2aPeer, A2aSettingsBody } from "../../protocol/index.ts";
 
 export interface A2aSettings {
@@ -59,12 +59,10 @@ export function bearerOf(authorization: string | null): string | null {
  * the time it takes says nothing about which hash (or how much of one) matched.
  */
 export async function peerFor(bearer: string | null, peers: readonly A2aPeer[]): Promise<string | null> {
-  const presented = await sha256Hex(utf8(bearer ?? ""));
+  const presented = utf8(await sha256Hex(bearer ?? ""));
   let found: string | null = null;
   for (const peer of peers) {
-    let diff = 0;
-    for (let i = 0; i < 64; i++) diff |= presented.charCodeAt(i) ^ peer.token_sha256.charCodeAt(i);
-    if (diff === 0 && bearer !== null && found === null) found = peer.name;
+    if (constantTimeEqual(presented, utf8(peer.token_sha256)) && bearer !== null && found === null) found = peer.name;
   }
   return found;
 }
