@@ -7,10 +7,10 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { A2A_ENDPOINT_PATH, LIVE, RelayError, jsonRpcError } from "../../protocol/index.ts";
-import { requireOwner } from "../access/request-auth.ts";
+import { requireOwner, requireOwnerJson } from "../access/request-auth.ts";
 import { discardUnreadBody } from "../http-errors.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";
-import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
+import { readBodyCapped } from "../intake/request-body.ts";
 import { DEADLINE_RETRY_SEC, OFFLINE_RETRY_SEC, answeredResponse, liveRefusal } from "../live/live-answer.ts";
 import type { LiveAsk, LiveRequests, LiveResult } from "../live/live-requests.ts";
 import { keptHeaders } from "../sources/source-request.ts";
@@ -65,9 +65,8 @@ export function a2aRoutes(host: A2aHost): Hono {
   const app = new Hono();
 
   app.put("/inbox/:agent_id/a2a", async (c) => {
-    const body = await readBodyCapped(c.req.raw, SETTINGS_BODY_LIMIT, "an A2A settings request's limit", "the settings are peers' names and hashes, a deadline and a card");
-    const config = await requireOwner(host, c.req.raw, { spendNonce: true, body });
-    const { peers, deadlineSec, card } = parseA2aSettings(parseJsonBody(body));
+    const { config, json } = await requireOwnerJson(host, c.req.raw, SETTINGS_BODY_LIMIT, "an A2A settings request's limit", "the settings are peers' names and hashes, a deadline and a card");
+    const { peers, deadlineSec, card } = parseA2aSettings(json);
     const now = Date.now();
     host.a2a.save({ peers, deadline_sec: deadlineSec, updated_at: now } satisfies A2aSettings);
     if (card) host.a2a.storeCard(card, now);

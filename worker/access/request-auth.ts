@@ -1,5 +1,7 @@
 // Verifies the x-clawrelay-* signed-request headers (protocol/signed-request.ts) on claim and poll,
-// and requireOwner() for the owner's routes (queue-routes.ts, hub-routes.ts).
+// and requireOwner() for the owner's routes (queue-routes.ts, hub-routes.ts); requireOwnerJson() for those
+// whose body is JSON (source-routes.ts, a2a-routes.ts, hub-routes.ts).
+import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import { keyMayActFor } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
@@ -78,3 +80,12 @@ export async function requireOwner(host: OwnedInbox, request: Request, options: 
   return config;
 }
 
+/**
+ * An owner's change with a JSON body: read up to `limit` bytes (`what` and `advice` name the limit in a
+ * 413: readBodyCapped), signed over by a key of the inbox with its nonce spent, then parsed.
+ */
+export async function requireOwnerJson(host: OwnedInbox, request: Request, limit: number, what: string, advice: string): Promise<{ config: InboxConfig; json: unknown }> {
+  const body = await readBodyCapped(request, limit, what, advice);
+  const config = await requireOwner(host, request, { spendNonce: true, body });
+  return { config, json: parseJsonBody(body) };
+}

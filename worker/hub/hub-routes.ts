@@ -7,9 +7,8 @@
 // test/worker/hub-token.test.ts and test/worker/hub-pull.test.ts.
 import { Hono } from "hono";
 import { RelayError, parseHubToken } from "../../protocol/index.ts";
-import { requireOwner } from "../access/request-auth.ts";
+import { requireOwner, requireOwnerJson } from "../access/request-auth.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";
-import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
 import type { HubLink } from "./hub-link.ts";
 
 export function hubRoutes(owner: OwnedInbox, hub: HubLink): Hono {
@@ -27,9 +26,7 @@ export function hubRoutes(owner: OwnedInbox, hub: HubLink): Hono {
   });
 
   app.put("/inbox/:agent_id/hub/token", async (c) => {
-    const body = await readBodyCapped(c.req.raw, 16 * 1024, "a token's fixed limit", "a hub token is a few hundred characters");
-    await requireOwner(owner, c.req.raw, { spendNonce: true, body });
-    const json = parseJsonBody(body);
+    const { json } = await requireOwnerJson(owner, c.req.raw, 16 * 1024, "a token's fixed limit", "a hub token is a few hundred characters");
     const offer = typeof json === "object" && json !== null && !Array.isArray(json) ? parseHubToken(json as Record<string, unknown>) : null;
     if (!offer) throw new RelayError(400, "invalid_hub_token", 'send {"token": "<the hub JWT>", "expires_at": <unix seconds>}');
     const { taken, held } = await hub.offerToken(offer, "owner", Date.now());

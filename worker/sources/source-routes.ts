@@ -11,8 +11,8 @@ import { FORWARD_METHODS, RelayError, sourceLane } from "../../protocol/index.ts
 import type { AbandonFrame, ForwardMethod } from "../../protocol/index.ts";
 import type { Abandoned } from "../delivery/socket-session.ts";
 import type { IntakeContext } from "../intake/intake-context.ts";
-import { parseJsonBody, readBodyCapped } from "../intake/request-body.ts";
-import { requireOwner } from "../access/request-auth.ts";
+import { readBodyCapped } from "../intake/request-body.ts";
+import { requireOwner, requireOwnerJson } from "../access/request-auth.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";
 import type { SourceBook } from "./source-book.ts";
 import { parseNewSource, parseSourceChange, sourceView } from "./source-config.ts";
@@ -50,9 +50,8 @@ export function sourceRoutes(host: SourceHost): Hono {
   const app = new Hono();
 
   async function ownerBody(c: Context): Promise<{ agentId: string; json: unknown }> {
-    const body = await readBodyCapped(c.req.raw, REQUEST_BODY_LIMIT, "a source request's limit", "a source is a name, a kind, a secret and a sub-path");
-    const config = await requireOwner(host, c.req.raw, { spendNonce: true, body });
-    return { agentId: config.agent_id, json: parseJsonBody(body) };
+    const { config, json } = await requireOwnerJson(host, c.req.raw, REQUEST_BODY_LIMIT, "a source request's limit", "a source is a name, a kind, a secret and a sub-path");
+    return { agentId: config.agent_id, json };
   }
 
   function answer(c: Context, agentId: string, made: { source: StoredSource; secret: string | null }, status: 200 | 201) {
