@@ -209,8 +209,15 @@ const PROXY_TRUST = new Set([
   "remote-user", "x-remote-user", "x-webauth-user", "x-authenticated-user", "x-goog-iap-jwt-assertion",
 ]);
 const PROXY_TRUST_PREFIX = /^(?:x-envoy-|x-amzn-oidc-|x-ms-client-principal|x-goog-authenticated-user-|x-auth-request-|x-ssl-client-)/;
-/** What the agent's HTTP client sends as a header value (Node refuses control characters; other bytes would be re-encoded). */
-const SENDABLE_VALUE = /^[\t\x20-\x7e]*$/;
+/** A header value passed on as it came (Node refuses control characters; other bytes would be re-encoded); live.ts's answers too. */
+export const SENDABLE_HEADER_VALUE = /^[\t\x20-\x7e]*$/;
+
+/** Header entries with their names lower-cased, and the names a Connection header lists (each as hop-by-hop as it: RFC 9110 §7.6.1). */
+export function lowerCasedHeaders(entries: Iterable<[string, string]>): { all: [string, string][]; connectionNamed: Set<string> } {
+  const all = [...entries].map(([name, value]): [string, string] => [name.toLowerCase(), value]);
+  const connectionNamed = new Set(all.filter(([name]) => name === "connection").flatMap(([, value]) => value.toLowerCase().split(",").map((s) => s.trim())));
+  return { all, connectionNamed };
+}
 
 export type KeptHeaders =
   | { ok: true; headers: [string, string][] }
@@ -224,15 +231,14 @@ export type KeptHeaders =
  * kept value the agent could not send as it came (outside visible ASCII, space and tab).
  */
 export function keptRequestHeaders(entries: Iterable<[string, string]>): KeptHeaders {
-  const all = [...entries].map(([name, value]): [string, string] => [name.toLowerCase(), value]);
-  const named = new Set(all.filter(([name]) => name === "connection").flatMap(([, value]) => value.toLowerCase().split(",").map((s) => s.trim())));
-  const dropped = (name: string) => HOP_BY_HOP.has(name) || ADDED_ON_THE_WAY.test(name) || PROXY_TRUST.has(name) || PROXY_TRUST_PREFIX.test(name) || named.has(name);
+  const { all, connectionNamed } = lowerCasedHeaders(entries);
+  const dropped = (name: string) => HOP_BY_HOP.has(name) || ADDED_ON_THE_WAY.test(name) || PROXY_TRUST.has(name) || PROXY_TRUST_PREFIX.test(name) || connectionNamed.has(name);
   const kept = all.filter(([name]) => !dropped(name));
   const bytes = kept.reduce((sum, [name, value]) => sum + name.length + value.length + 4, 0);
   if (kept.length > FORWARD_HEADERS_MAX_COUNT || bytes > FORWARD_HEADERS_MAX_BYTES) {
     return { ok: false, code: "headers_too_large", problem: `the request has ${kept.length} headers of ${bytes} bytes; a forwarded request keeps at most ${FORWARD_HEADERS_MAX_COUNT} headers and ${FORWARD_HEADERS_MAX_BYTES} bytes of them` };
   }
-  const unsendable = kept.find(([, value]) => !SENDABLE_VALUE.test(value));
+  const unsendable = kept.find(([, value]) => !SENDABLE_HEADER_VALUE.test(value));
   if (unsendable) {
     const [header] = unsendable;
     return { ok: false, code: "invalid_header_value", header, problem: `the value of header ${header} holds a character the agent cannot pass on to a local app as it came: header values are visible ASCII, spaces and tabs (a control character, or text outside ASCII, which has no single byte form)` };

@@ -5,6 +5,7 @@
 // DELETE) is held — stored and delivered later like any event — and a GET or HEAD is refused at once.
 // Shared by the relay (worker/live/) and the agent (local-agent/live/); pure. Covered by
 // test/protocol/live.test.ts.
+import { SENDABLE_HEADER_VALUE, lowerCasedHeaders } from "./forward.ts";
 import { cutText } from "./text-cut.ts";
 
 export const LIVE = {
@@ -115,9 +116,8 @@ const ANSWER_DROPPED = new Set([
 
 /** An answer's headers as the relay returns them: hop-by-hop ones (and those Connection names) and cookies left out. */
 export function answerHeaders(entries: Iterable<[string, string]>): [string, string][] {
-  const all = [...entries].map(([name, value]): [string, string] => [name.toLowerCase(), value]);
-  const named = new Set(all.filter(([name]) => name === "connection").flatMap(([, value]) => value.toLowerCase().split(",").map((s) => s.trim())));
-  return all.filter(([name, value]) => !ANSWER_DROPPED.has(name) && !named.has(name) && /^[\x20-\x7e\t]*$/.test(value));
+  const { all, connectionNamed } = lowerCasedHeaders(entries);
+  return all.filter(([name, value]) => !ANSWER_DROPPED.has(name) && !connectionNamed.has(name) && SENDABLE_HEADER_VALUE.test(value));
 }
 
 const RID = /^[A-Za-z0-9_-]{8,64}$/;
