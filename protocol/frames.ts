@@ -5,8 +5,6 @@ import { parseAnswerFrame } from "./live.ts";
 import type { LiveAnswerFrame, LiveRequestFrame } from "./live.ts";
 import { cutText } from "./text-cut.ts";
 
-export { cutText } from "./text-cut.ts";
-
 /** Sent by the client; the server answers with PONG_FRAME without waking the Durable Object. */
 export const PING_FRAME = '{"type":"ping"}';
 export const PONG_FRAME = '{"type":"pong"}';
