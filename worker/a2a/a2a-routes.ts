@@ -122,13 +122,13 @@ export function a2aRoutes(host: A2aHost): Hono {
       throw unauthorized();
     }
     const body = await readBodyCapped(c.req.raw, LIVE.requestBodyMaxBytes, "an A2A call's limit (the gateway's own)", "an A2A message is text and small data parts");
-    const id = rpcIdOf(body);
     const result = await host.live.ask({
       to: "a2a", method: "POST", tail: A2A_ENDPOINT_PATH, headers: keptHeaders(c.req.raw.headers), body,
       deadlineMs: settings.deadline_sec * 1000, target: {}, holdable: false, log: { source: "a2a", path: A2A_ENDPOINT_PATH },
     });
     if (result.kind === "answered") return answeredResponse(result, "POST");
-    return callRefusal(id, result, settings.deadline_sec);
+    // Only a refusal names the call's id: an answered call's body is parsed by the gateway, not here.
+    return callRefusal(rpcIdOf(body), result, settings.deadline_sec);
   });
 
   return app;
