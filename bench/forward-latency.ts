@@ -10,10 +10,9 @@ import { startAgent } from "../local-agent/agent.ts";
 import { createLogger } from "../local-agent/logger.ts";
 import { journalPath, loadSettings } from "../local-agent/settings.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
-import { makeBenchHome } from "./agent-home.ts";
+import { homeOwner, makeBenchHome } from "./agent-home.ts";
 import type { HttpClient } from "./http-client.ts";
-import { benchAgent, signedCall } from "./relay-agents.ts";
-import { fromBase64, importSigningKey } from "../protocol/index.ts";
+import { signedCall } from "./relay-agents.ts";
 import { fmt, p50, p99 } from "./report.ts";
 import type { GoalRow } from "./report.ts";
 
@@ -56,7 +55,7 @@ export async function forwardLatency(relay: HttpClient, dir: string): Promise<{ 
   const settingsPath = join(home.env.CLAWRELAY_HOME, "agent.json");
   const settings = loadSettings(settingsPath);
   // The home's own key signs the owner's call, as the CLI would.
-  const identity = await benchAgent(settings.key.public_key, await importSigningKey(fromBase64(settings.key.private_key)!), { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key });
+  const identity = await homeOwner(settings);
   const added = await signedCall<{ post_url: string }>(relay, identity, "POST", `/inbox/${settings.agent_id}/sources`, 201, { name: "stripe", kind: "stripe", secret: SECRET, forward: `${app.url}/webhooks/stripe` });
   const sourcePath = new URL(added.post_url).pathname;
   const agent = await startAgent({ settings, env: home.env, logger: createLogger({ json: true, write: () => {} }), apiPort: 0, journalFile: journalPath(home.env.CLAWRELAY_HOME) });

@@ -7,17 +7,16 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
-import { fromBase64, importSigningKey } from "../protocol/index.ts";
 import { idempotencyKeyFor } from "../local-agent/delivery/delivery.ts";
 import { loadSettings } from "../local-agent/settings.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
 import type { NodeChild } from "./agent-child.ts";
-import { makeBenchHome } from "./agent-home.ts";
+import { homeOwner, makeBenchHome } from "./agent-home.ts";
 import type { BenchHome } from "./agent-home.ts";
 import type { BenchRun } from "./bench-run.ts";
 import type { HttpClient } from "./http-client.ts";
 import { runClosedLoop } from "./http-client.ts";
-import { benchAgent, signedCall } from "./relay-agents.ts";
+import { signedCall } from "./relay-agents.ts";
 import type { BenchAgent } from "./relay-agents.ts";
 import { fmt, table, unitRow } from "./report.ts";
 import type { GoalRow } from "./report.ts";
@@ -60,10 +59,7 @@ async function startApp(mode: { failureRate: number; resetRate: number; seed: nu
   });
 }
 
-async function owner(home: BenchHome): Promise<BenchAgent> {
-  const settings = loadSettings(path.join(home.env.CLAWRELAY_HOME, "agent.json"));
-  return benchAgent(settings.key.public_key, await importSigningKey(fromBase64(settings.key.private_key)!), { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key });
-}
+const owner = (home: BenchHome): Promise<BenchAgent> => homeOwner(loadSettings(path.join(home.env.CLAWRELAY_HOME, "agent.json")));
 
 /** Queues `count` events for a source forwarding to `app` (one poster, so ids follow n). */
 async function queueEvents(relay: HttpClient, home: BenchHome, name: string, app: App, count: number): Promise<void> {

@@ -7,7 +7,6 @@
 import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { fromBase64, importSigningKey } from "../protocol/index.ts";
 import { startAgent } from "../local-agent/agent.ts";
 import type { AgentHandle } from "../local-agent/agent.ts";
 import { idempotencyKeyFor } from "../local-agent/delivery/delivery.ts";
@@ -15,11 +14,11 @@ import { createLogger } from "../local-agent/logger.ts";
 import { journalPath, loadSettings } from "../local-agent/settings.ts";
 import { startStandinGateway } from "../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../scripts/standin-gateway.ts";
-import { makeBenchHome } from "./agent-home.ts";
+import { homeOwner, makeBenchHome } from "./agent-home.ts";
 import type { BenchHome } from "./agent-home.ts";
 import type { BenchRun } from "./bench-run.ts";
 import { HttpClient } from "./http-client.ts";
-import { benchAgent, signedCall } from "./relay-agents.ts";
+import { signedCall } from "./relay-agents.ts";
 import type { BenchAgent } from "./relay-agents.ts";
 import { startA2aStandin, startEchoApp, startSlowApp } from "./live-servers.ts";
 
@@ -44,7 +43,7 @@ async function connectedAgent(run: BenchRun, relay: HttpClient, gateway: Standin
   const home = await makeBenchHome(dir, relay.origin.origin, gateway, name);
   const settings = loadSettings(join(home.env.CLAWRELAY_HOME, "agent.json"));
   // The home's own key signs the owner's calls, as the CLI would.
-  const owner = await benchAgent(settings.key.public_key, await importSigningKey(fromBase64(settings.key.private_key)!), { key_id: settings.receipt_key.key_id, private_key: settings.receipt_key.private_key });
+  const owner = await homeOwner(settings);
   const agent = await startAgent({ settings, env: home.env, logger: createLogger({ json: true, write: () => {} }), apiPort: 0, journalFile: journalPath(home.env.CLAWRELAY_HOME) });
   run.own(() => agent.close());
   await until("the agent connected", () => agent.status().relay.state === "connected", 30_000);

@@ -5,7 +5,7 @@
 import { Agent, request } from "node:http";
 import { isCanonicalSubpath } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
-import { headerPairs } from "../forward/app-response.ts";
+import { wholeAnswer } from "../forward/app-response.ts";
 import type { WholeAnswer } from "../forward/app-response.ts";
 import type { GatewayRequest } from "./hub-format.ts";
 
@@ -92,7 +92,7 @@ function postToGateway(keepAlive: Agent, target: GatewayTarget, message: Gateway
             status: res.statusCode ?? 0,
             retryAfter: typeof retryAfter === "string" ? retryAfter : null,
             detail: body.subarray(0, 512).toString("utf8").slice(0, 200).replace(/\s+/g, " ").trim(),
-            ...(keep === undefined ? {} : { whole: { headers: headerPairs(res.rawHeaders), body: body.subarray(0, keep), ended: ended && size <= keep, tooLarge: size > keep } }),
+            ...(keep === undefined ? {} : { whole: wholeAnswer(res.rawHeaders, body, size, keep, ended) }),
           };
         };
         res.on("data", (chunk: Buffer) => {

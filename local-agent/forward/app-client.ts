@@ -14,8 +14,8 @@ import { addressClass } from "../../protocol/index.ts";
 import type { ForwardMethod, LiveMethod } from "../../protocol/index.ts";
 import { DEFAULT_API_PORT } from "../api/api-server.ts";
 import { apiPortLookup, guardedLookup, literalRefusal, OwnApiTargetError, ownApiRefusal, PublicTargetError } from "./address-guard.ts";
-import { answerDetail, FORWARD_DEFAULTS, headerPairs, isRefusedConnection } from "./app-response.ts";
-import type { AppAnswer, WholeAnswer } from "./app-response.ts";
+import { answerDetail, FORWARD_DEFAULTS, isRefusedConnection, wholeAnswer } from "./app-response.ts";
+import type { AppAnswer } from "./app-response.ts";
 
 export interface AppRequest {
   /** The source whose event it is and its target as the owner set it (for the guard's reason). */
@@ -101,8 +101,8 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
       let size = 0;
       const answered = (ended: boolean): AppAnswer => {
         const body = Buffer.concat(chunks);
-        const whole: WholeAnswer | undefined = keep === undefined ? undefined : { headers: headerPairs(res.rawHeaders), body: body.subarray(0, keep), ended: ended && size <= keep, tooLarge: size > keep };
-        return { kind: "answered", status: res.statusCode ?? 0, retryAfter: single(res.headers["retry-after"]), location: locationOf(res.headers.location, url), detail: answerDetail(body), ...(whole ? { whole } : {}) };
+        const whole = keep === undefined ? {} : { whole: wholeAnswer(res.rawHeaders, body, size, keep, ended) };
+        return { kind: "answered", status: res.statusCode ?? 0, retryAfter: single(res.headers["retry-after"]), location: locationOf(res.headers.location, url), detail: answerDetail(body), ...whole };
       };
       res.on("data", (chunk: Buffer) => {
         if (size < (keep === undefined ? KEPT_BYTES : keep + 1)) chunks.push(chunk);

@@ -4,8 +4,9 @@
 // event; 408, 429, 5xx, a time-out or a reset retry it and spend one of its retry budget (the source's
 // `retries`, protocol/lanes.ts FORWARD_POLICY); a refused connection (nothing listening) retries it and
 // spends nothing, since the app never saw it; a redirect or any other 4xx is the event's own fault, so
-// it goes to the dead shelf with what the app said. Covered by test/node/forward-delivery.test.ts and
-// forward-policy.test.ts.
+// it goes to the dead shelf with what the app said. A live request's answer read whole (wholeAnswer) is
+// shaped here for both clients that read one. Covered by test/node/forward-delivery.test.ts,
+// forward-policy.test.ts, live-app.e2e.test.ts and live-gateway.e2e.test.ts.
 import { FORWARD_POLICY } from "../../protocol/index.ts";
 import { parseRetryAfter } from "../delivery/gateway-response.ts";
 
@@ -37,6 +38,14 @@ export function headerPairs(raw: string[]): [string, string][] {
   const out: [string, string][] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) out.push([raw[i]!.toLowerCase(), raw[i + 1]!]);
   return out;
+}
+
+/**
+ * An answer read whole up to `keep` bytes, by either client (app-client.ts, delivery/gateway-forwarder.ts):
+ * `body` what was read, `size` the bytes that came, `ended` whether the body came to its end.
+ */
+export function wholeAnswer(rawHeaders: string[], body: Buffer, size: number, keep: number, ended: boolean): WholeAnswer {
+  return { headers: headerPairs(rawHeaders), body: body.subarray(0, keep), ended: ended && size <= keep, tooLarge: size > keep };
 }
 
 /** How an attempt to post to the app ended (app-client.ts). */

@@ -7,7 +7,7 @@
 // is a row of its own: method, path without its query, status and duration, never a body; it has no detail
 // to open. Imported by inspector.js; covered by test/node/inspector-deliveries.browser.test.ts
 // and inspector-retry.browser.test.ts (retryingCount, for "Retry now").
-import { cell, el, reasonCell } from "./page-dom.js";
+import { cell, clippedCell, el, reasonCell } from "./page-dom.js";
 import { duration, oneLine, statusClass } from "./page-text.js";
 
 /** @typedef {{ kind?: "live", outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null, target?: string, method?: string }} DeliveryEvent */
@@ -73,11 +73,7 @@ export function lastGatewayEvent() {
 }
 
 /** A narrow cell, the text whole in its tooltip: the outcome, last on the row, must stay in view. @param {string} text */
-function clipped(text) {
-  const node = cell("td", text, "mono clip");
-  node.title = text;
-  return node;
-}
+const clipped = (text) => clippedCell(text, "mono clip");
 
 /** @param {MessageDeliveries} m @param {HTMLTableRowElement} row */
 function fill(m, row) {

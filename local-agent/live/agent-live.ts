@@ -48,7 +48,7 @@ export function startLive(options: AgentLiveOptions): AgentLive {
   const outcomes = new LiveOutcomes();
   const gatewayClient = createGatewayClient();
   const running = new Set<AbortController>();
-  const counts: NonNullable<AgentStatus["live"]> = { answered: 0, failed: 0, in_flight: 0, last: null };
+  const counts: Omit<NonNullable<AgentStatus["live"]>, "in_flight"> = { answered: 0, failed: 0, last: null };
   /** Live rows in the feed take negative ids: they are no inbox message's. */
   let feedId = 0;
   const targets = {
@@ -81,13 +81,11 @@ export function startLive(options: AgentLiveOptions): AgentLive {
     const abort = new AbortController();
     outcomes.begin(frame.rid);
     running.add(abort);
-    counts.in_flight = running.size;
     void answerLiveRequest(frame, targets, abort.signal)
       .then((result) => finish(frame, result, startedAt))
       .catch((err: unknown) => logger.error("live request failed in the agent", { rid: frame.rid, error: String(err) }))
       .finally(() => {
         running.delete(abort);
-        counts.in_flight = running.size;
         // Settled already, unless the agent itself failed: then its held copy is posted as usual.
         outcomes.settle(frame.rid, { status: null, detail: "the agent failed to answer it", failure: "unreachable" });
       });
@@ -97,7 +95,7 @@ export function startLive(options: AgentLiveOptions): AgentLive {
   return {
     handle,
     heldCopies: { verdict: (rid, messageId) => outcomes.verdict(rid, messageId) },
-    status: () => ({ ...counts, last: counts.last ? { ...counts.last } : null }),
+    status: () => ({ answered: counts.answered, failed: counts.failed, in_flight: running.size, last: counts.last ? { ...counts.last } : null }),
     close: () => {
       if (closed) return;
       closed = true;
