@@ -7,21 +7,13 @@
 // the test answers by hand.
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { DeliveryFrame } from "../../protocol/index.ts";
 import type { GatewayAnswer } from "../../local-agent/delivery/gateway-forwarder.ts";
-import type { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
 import { waitUntil } from "../support/node/stack.ts";
-import { forwardFrame, gatewayFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
+import { forwardCleanups, forwardFrame, gatewayFrame, wiredLoop } from "./forward-app.ts";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-function stopAfter(loop: DeliveryLoop): void {
-  cleanups.push(() => loop.stop(100));
-}
+const { cleanups, app, stopAfter } = forwardCleanups();
 
 /** A gateway whose every post waits until the test answers it (by message id, from its Idempotency-Key). */
 function handAnsweredGateway() {
@@ -128,11 +120,9 @@ describe("abandon", () => {
   });
 
   it("a message waiting to retry makes no further attempt; sent again for a new target (retargeted) it is taken afresh and delivered there", async () => {
-    const old = await startStandinApp();
-    cleanups.push(() => old.close());
+    const old = await app();
     old.script({ status: 503 }, { status: 503 });
-    const fresh = await startStandinApp();
-    cleanups.push(() => fresh.close());
+    const fresh = await app();
     const wired = wiredLoop({ timings: { forwardRetryDelay: (n) => (n <= 1 ? 0 : 3_600_000) } });
     stopAfter(wired.loop);
     wired.loop.push(forwardFrame(1, { target: old.url, lane: "source:shop", ttlMs: 7_200_000 }));

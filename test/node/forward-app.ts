@@ -1,9 +1,11 @@
 // A stand-in local app for the forward-*.test.ts files: a real node:http server on a steady port that
 // records every request (method, URL, raw headers in order, body bytes) and answers 200 unless told
 // otherwise; it can go down (connections refused) and come back on the same port. Also the delivery
-// frames of a forwarding source, and a DeliveryLoop wired to arrays, as the tests need them.
+// frames of a forwarding source, a DeliveryLoop wired to arrays, and the clean-up after each test, as the
+// tests need them.
 import { createServer } from "node:http";
 import type { Server } from "node:http";
+import { afterEach } from "vitest";
 import { steadyPort } from "../support/node/steady-port.ts";
 import { toBase64 } from "../../protocol/index.ts";
 import type { DeliveryFrame, ForwardFrame, ForwardMethod } from "../../protocol/index.ts";
@@ -153,4 +155,24 @@ export function wiredLoop(options: Partial<DeliveryOptions> & { gateway?: () => 
     ...rest,
   });
   return { loop, ...wired };
+}
+
+/**
+ * A test file's clean-up, run after each test, newest first: `cleanups` takes any step; `app()` starts a
+ * stand-in app closed after the test; `stopAfter(loop)` stops a loop (100 ms grace) after it.
+ */
+export function forwardCleanups() {
+  const cleanups: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    app: async (): Promise<StandinApp> => {
+      const started = await startStandinApp();
+      cleanups.push(() => started.close());
+      return started;
+    },
+    stopAfter: (loop: DeliveryLoop): void => void cleanups.push(() => loop.stop(100)),
+  };
 }

@@ -3,27 +3,12 @@
 // query under the target), what each of the app's answers means (2xx, 503, 429 with Retry-After, 400,
 // 302, no answer until the TTL), order per source with an app that is down for a while, and the
 // independence of forwards and the gateway: neither's trouble holds up the other.
-import { afterEach, describe, expect, it } from "vitest";
-import type { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
+import { describe, expect, it } from "vitest";
 import { classifyAppAnswer, forwardRetryDelay } from "../../local-agent/forward/app-response.ts";
 import { waitUntil } from "../support/node/stack.ts";
-import { forwardFrame, gatewayFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
-import type { StandinApp } from "./forward-app.ts";
+import { forwardCleanups, forwardFrame, gatewayFrame, wiredLoop } from "./forward-app.ts";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function app(): Promise<StandinApp> {
-  const started = await startStandinApp();
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function stopAfter(loop: DeliveryLoop): void {
-  cleanups.push(() => loop.stop(100));
-}
+const { app, stopAfter } = forwardCleanups();
 
 /** The raw headers as [name, value] pairs, without those the HTTP connection itself adds. */
 function senderHeaders(raw: string[]): [string, string][] {

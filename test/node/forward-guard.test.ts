@@ -7,7 +7,7 @@
 // agent before every post and by the CLI (forward-flags.ts checkedTarget) when a target is set.
 import type { LookupAddress, LookupOptions } from "node:dns";
 import type { LookupFunction } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { networkInterfaces } from "node:os";
 import { DEFAULT_API_PORT } from "../../local-agent/api/api-server.ts";
 import { UsageError } from "../../local-agent/cli/cli-args.ts";
@@ -17,13 +17,9 @@ import { createAppClient } from "../../local-agent/forward/app-client.ts";
 import type { AppClient, AppRequest } from "../../local-agent/forward/app-client.ts";
 import { waitUntil } from "../support/node/stack.ts";
 import { runCli, tempHome } from "./cli-harness.ts";
-import { forwardFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
-import type { StandinApp } from "./forward-app.ts";
+import { forwardCleanups, forwardFrame, wiredLoop } from "./forward-app.ts";
 
-const cleanups: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { cleanups, app, stopAfter } = forwardCleanups();
 
 /** A resolver that answers `answers` in turn (the last one again after that), recording what it was asked. */
 function fakeLookup(...answers: string[]): LookupFunction & { asked: string[] } {
@@ -47,12 +43,6 @@ function client(lookup?: LookupFunction, apiPort?: number): AppClient {
 
 function request(url: string, allowPublic = false): AppRequest {
   return { source: "shop", target: url, allowPublic, url, method: "POST", headers: [["content-type", "application/json"]], body: new TextEncoder().encode("{}") };
-}
-
-async function app(): Promise<StandinApp> {
-  const started = await startStandinApp();
-  cleanups.push(() => started.close());
-  return started;
 }
 
 const FIX = "clawrelay sources set shop --forward";
@@ -117,7 +107,7 @@ describe("the address guard", () => {
 
   it("a refused target's event goes to the dead shelf with the reason, and the source's next event is tried on its own", async () => {
     const wired = wiredLoop();
-    cleanups.push(() => wired.loop.stop(100));
+    stopAfter(wired.loop);
     wired.loop.push(forwardFrame(1, { target: "http://8.8.8.8/hooks", tail: "/a" }));
     await waitUntil("refused", () => wired.rejected.length === 1);
     expect(wired.rejected[0]).toMatchObject({ id: 1, rejection: { status: 0, attempts: 0, reason: expect.stringContaining(`${FIX} http://8.8.8.8/hooks --allow-public-target`) } });
@@ -161,7 +151,7 @@ describe("the agent's own local API port", () => {
 
   it("a refused delivery goes to the dead shelf with that reason", async () => {
     const wired = wiredLoop();
-    cleanups.push(() => wired.loop.stop(100));
+    stopAfter(wired.loop);
     wired.loop.push(forwardFrame(1, { target: `http://127.0.0.1:${DEFAULT_API_PORT}`, tail: "/clawrelay/status" }));
     await waitUntil("refused", () => wired.rejected.length === 1);
     expect(wired.rejected[0]).toMatchObject({ id: 1, rejection: { attempts: 0, reason: expect.stringContaining("clawrelay local API") } });

@@ -8,28 +8,13 @@
 // Waits are injected (timings.forwardRetryDelay); no test sleeps.
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sourceLane } from "../../protocol/index.ts";
-import type { DeliveryLoop } from "../../local-agent/delivery/delivery.ts";
 import { createAppClient } from "../../local-agent/forward/app-client.ts";
 import { waitUntil } from "../support/node/stack.ts";
-import { forwardFrame, startStandinApp, wiredLoop } from "./forward-app.ts";
-import type { StandinApp } from "./forward-app.ts";
+import { forwardCleanups, forwardFrame, wiredLoop } from "./forward-app.ts";
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function app(): Promise<StandinApp> {
-  const started = await startStandinApp();
-  cleanups.push(() => started.close());
-  return started;
-}
-
-function stopAfter(loop: DeliveryLoop): void {
-  cleanups.push(() => loop.stop(100));
-}
+const { cleanups, app, stopAfter } = forwardCleanups();
 
 /** An app whose every request `handle` deals with (hold it, hang, reset the connection); `open`: requests not yet answered, `most`: the most at once. */
 async function rawApp(handle: (req: IncomingMessage, res: ServerResponse, app: RawApp) => void) {

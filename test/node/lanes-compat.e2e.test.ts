@@ -6,20 +6,13 @@
 // The same pairing with lanes on is lanes.e2e.test.ts; raw older-agent frames against the relay are in
 // test/worker/.
 import { describe, expect, it } from "vitest";
-import type { AgentHome } from "../support/node/stack.ts";
 import { inboxAccess } from "../../local-agent/relay/messages.ts";
 import { addSource } from "../../local-agent/relay/sources.ts";
-import { loadSettings, saveSettings } from "../../local-agent/settings.ts";
 import { postHook, queueItems, relayFixture, waitUntil, waitWhileProgressing } from "../support/node/stack.ts";
 import { startStandinApp } from "./forward-app.ts";
-import { featurelessProxy } from "../support/node/feature-proxy.ts";
+import { featurelessProxy, throughProxy } from "../support/node/feature-proxy.ts";
 
 const fixture = relayFixture();
-
-function throughProxy(home: AgentHome, url: string): AgentHome {
-  saveSettings(home.settingsPath, { ...loadSettings(home.settingsPath), relay_url: url });
-  return { ...home, settings: loadSettings(home.settingsPath) };
-}
 
 describe("an agent and a relay that do not both speak lanes", () => {
   it("keep the order of before: everything arrives once, in order, the cursor passes the last id, no frame carries a lane", async () => {

@@ -16,7 +16,7 @@ import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { DeliveryJournal } from "../../local-agent/delivery/delivery-journal.ts";
 import { addSource } from "../../local-agent/relay/sources.ts";
 import { journalPath, loadSettings, saveSettings } from "../../local-agent/settings.ts";
-import { ownerCall, postHook, queueItems, relayFixture, waitUntil, waitWhileProgressing } from "../support/node/stack.ts";
+import { postHook, queueItems, relayFixture, waitUntil, waitWhileProgressing } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { spawnCli } from "./cli-harness.ts";
 import type { RunningCli } from "./cli-harness.ts";

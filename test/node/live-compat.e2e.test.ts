@@ -8,17 +8,20 @@ import { describe, expect, it } from "vitest";
 import { HELD_HEADER } from "../../protocol/index.ts";
 import { inboxAccess } from "../../local-agent/relay/messages.ts";
 import { addSource } from "../../local-agent/relay/sources.ts";
-import { loadSettings, saveSettings } from "../../local-agent/settings.ts";
-import { featurelessProxy } from "../support/node/feature-proxy.ts";
+import { featurelessProxy, throughProxy } from "../support/node/feature-proxy.ts";
 import { queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
 import { startStandinApp } from "./forward-app.ts";
 
 const fixture = relayFixture();
 
-function throughProxy(home: AgentHome, url: string): AgentHome {
-  saveSettings(home.settingsPath, { ...loadSettings(home.settingsPath), relay_url: url });
-  return { ...home, settings: loadSettings(home.settingsPath) };
+/** The real agent for `home`, connected through a proxy that takes `strip` out of its frames (closed after the test). */
+async function agentThroughProxy(home: AgentHome, strip: Parameters<typeof featurelessProxy>[1]) {
+  const proxy = await featurelessProxy(fixture.relay().url, strip);
+  fixture.cleanups.push(() => proxy.close());
+  const agent = await fixture.run(throughProxy(home, proxy.url));
+  await waitUntil("connected", () => agent.status().relay.state === "connected");
+  return { proxy, agent };
 }
 
 async function liveSource(home: AgentHome, liveSec: number) {
@@ -32,10 +35,7 @@ describe("live requests between versions", () => {
   it("an agent that does not name live: a POST is held for it (agent_too_old) and delivered once, a GET refused at once", async () => {
     const { home } = await fixture.setUp("Older agent");
     const { shop, source } = await liveSource(home, 10);
-    const proxy = await featurelessProxy(fixture.relay().url, { fromAuth: ["live"] });
-    fixture.cleanups.push(() => proxy.close());
-    const agent = await fixture.run(throughProxy(home, proxy.url));
-    await waitUntil("connected", () => agent.status().relay.state === "connected");
+    const { proxy, agent } = await agentThroughProxy(home, { fromAuth: ["live"] });
     expect(proxy.auths[0]).toMatchObject({ features: ["lanes", "live"] });
     expect(agent.status().live?.relay).toBe(false);
 
@@ -53,10 +53,7 @@ describe("live requests between versions", () => {
   it("a relay that does not name live in ready: the agent answers no request frame and gets the POST as any event, once", async () => {
     const { home } = await fixture.setUp("Older relay");
     const { shop, source } = await liveSource(home, 1);
-    const proxy = await featurelessProxy(fixture.relay().url, { fromReady: ["live"] });
-    fixture.cleanups.push(() => proxy.close());
-    const agent = await fixture.run(throughProxy(home, proxy.url));
-    await waitUntil("connected", () => agent.status().relay.state === "connected");
+    const { agent } = await agentThroughProxy(home, { fromReady: ["live"] });
     expect(agent.status().live?.relay).toBe(false);
 
     const answer = await fetch(`${source.post_url}/event`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"n":2}' });

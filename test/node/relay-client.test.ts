@@ -1,73 +1,20 @@
 // The relay's socket as the agent holds it (local-agent/relay/relay-client.ts on the reconnecting socket),
-// against a small real `ws` server playing the relay's side of the protocol (challenge → auth → ready,
-// pings answered, its close codes). Proves: the `relay connected` event keeps its wording and fields
-// (scripts read it); frames reach the handlers registered for their type, and what is not a JSON object
-// is dropped with the socket kept; heartbeats go out and a silent relay is dropped and reconnected after
-// its backoff; a relay that never challenges is given up at the auth deadline; `replaced` never
-// reconnects; a refused key waits the longest delay unless retry cuts it short; close is idempotent and
-// polite. On fake timers with the production timings (fake-clock.ts).
-import { createServer } from "node:http";
+// against a small real `ws` server playing the relay's side of the protocol (test/support/node/
+// fake-relay.ts: challenge → auth → ready, pings answered, its close codes). Proves: the `relay connected`
+// event keeps its wording and fields (scripts read it); frames reach the handlers registered for their
+// type, and what is not a JSON object is dropped with the socket kept; heartbeats go out and a silent
+// relay is dropped and reconnected after its backoff; a relay that never challenges is given up at the
+// auth deadline; `replaced` never reconnects; a refused key waits the longest delay unless retry cuts it
+// short; close is idempotent and polite. On fake timers with the production timings (fake-clock.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { WebSocketServer } from "ws";
-import type { WebSocket } from "ws";
 import type { DeliveryFrame, HubTokenFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../../local-agent/backoff.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import type { LogFields, Logger } from "../../local-agent/logger.ts";
 import { RELAY_SOCKET_TIMING, RelayClient, connectUrl } from "../../local-agent/relay/relay-client.ts";
 import type { ConnectionState, StateDetail } from "../../local-agent/relay/relay-client.ts";
+import { startFakeRelay } from "../support/node/fake-relay.ts";
 import { advance, until, useFakeClock } from "./fake-clock.ts";
-
-interface FakeRelay {
-  url: string;
-  connections: number;
-  /** Every frame the agent sent, in order. */
-  frames: { type: string; [key: string]: unknown }[];
-  /** Send a challenge on connect (false: a relay that hangs before it). */
-  challenge: boolean;
-  pong: boolean;
-  closes: { code: number; reason: string }[];
-  socket: WebSocket | null;
-  send(frame: object): void;
-  close(): Promise<void>;
-}
-
-async function startFakeRelay(): Promise<FakeRelay> {
-  const server = createServer((_req, res) => res.writeHead(404).end());
-  const wss = new WebSocketServer({ server });
-  const relay: FakeRelay = {
-    url: "",
-    connections: 0,
-    frames: [],
-    challenge: true,
-    pong: true,
-    closes: [],
-    socket: null,
-    send: (frame) => relay.socket?.send(JSON.stringify(frame)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const ws of wss.clients) ws.terminate();
-        wss.close();
-        server.close(() => resolve());
-      }),
-  };
-  wss.on("connection", (ws) => {
-    relay.connections++;
-    relay.socket = ws;
-    ws.on("close", (code, reason) => relay.closes.push({ code, reason: reason.toString() }));
-    ws.on("message", (data) => {
-      const frame = JSON.parse(data.toString()) as FakeRelay["frames"][number];
-      relay.frames.push(frame);
-      if (frame.type === "auth") ws.send(JSON.stringify({ type: "ready", after: frame.after, backlog: 3, window: 16, dead: 0, last_id: 3, hub_mode: "pull", hub_prefix: "botcord" }));
-      if (frame.type === "ping" && relay.pong) ws.send('{"type":"pong"}');
-    });
-    if (relay.challenge) ws.send(JSON.stringify({ type: "challenge", agent_id: "ag_x", nonce: "bm9uY2U", epoch: "e1" }));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  relay.url = `http://127.0.0.1:${address && typeof address !== "string" ? address.port : 0}`;
-  return relay;
-}
 
 /** Every event logged, with its level and fields. */
 function recordingLogger(): Logger & { lines: { level: string; event: string; fields: LogFields }[] } {
@@ -85,7 +32,7 @@ afterEach(async () => {
 });
 
 async function connecting() {
-  const relay = await startFakeRelay();
+  const relay = await startFakeRelay(undefined, { backlog: 3, last_id: 3, hub_mode: "pull", hub_prefix: "botcord" });
   cleanups.push(() => relay.close());
   const logger = recordingLogger();
   const identity = await newIdentity();

@@ -2,14 +2,11 @@
 // as sent) and the methods a source URL takes: POST always, PUT/PATCH/DELETE with a forward target, GET
 // and HEAD never (the relay answers at once). Bad tails (400 invalid_path, 414 uri_too_long) and headers
 // beyond what a forwarded request keeps (431) store nothing and are noted as the source's last refusal.
-import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FORWARD_TAIL_MAX_LENGTH } from "../../protocol/index.ts";
-import type { SourceView, StoredRequest } from "../../protocol/index.ts";
-import { claimInbox, poll, relayFetch, signedFetch } from "../support/workerd/agents.ts";
+import { claimInbox, poll, relayFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
-import { addSource, pathOf, postToSource } from "../support/workerd/sources.ts";
+import { addSource, lastRefusal, pathOf, postToSource, refusal, storedRequests } from "../support/workerd/sources.ts";
 import { loggablePath } from "../../worker/http-errors.ts";
 import { checkTail, requestTail } from "../../worker/sources/source-request.ts";
 
@@ -19,25 +16,6 @@ const TARGET = "http://127.0.0.1:3000";
 async function tokenSource(inbox: ClaimedInbox, forward: string | null = TARGET, name = "listen-3000"): Promise<string> {
   const added = await addSource(inbox, { name, kind: "token", forward });
   return pathOf(added.post_url);
-}
-
-async function storedRequests(inbox: ClaimedInbox): Promise<StoredRequest[]> {
-  const rows = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
-    state.storage.sql.exec(`SELECT request FROM messages ORDER BY seq`).toArray().map((r) => JSON.parse(String(r.request)) as StoredRequest),
-  );
-  return rows;
-}
-
-async function refusal(res: Response, status: number, code: string): Promise<{ message: string; allow: string | null }> {
-  const json = (await res.json()) as { error: { code: string; message: string } };
-  expect(res.status, json.error.message).toBe(status);
-  expect(json.error.code).toBe(code);
-  return { message: json.error.message, allow: res.headers.get("allow") };
-}
-
-async function lastRefusal(inbox: ClaimedInbox, name: string): Promise<string | undefined> {
-  const { sources } = (await (await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/sources`)).json()) as { sources: SourceView[] };
-  return sources.find((s) => s.name === name)?.last_refusal?.code;
 }
 
 describe("token tails", () => {

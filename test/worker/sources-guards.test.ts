@@ -2,34 +2,13 @@
 // guards, protocol/forward.ts): tails that could step out of the target's path are refused 400
 // invalid_path, a header value the agent cannot send is refused 400 invalid_header_value naming the
 // header, and headers only a proxy of the app's own may set are dropped — nothing stored for a refusal.
-import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { SourceView, StoredRequest } from "../../protocol/index.ts";
-import { claimInbox, signedFetch } from "../support/workerd/agents.ts";
+import { claimInbox } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
-import { addSource, pathOf, postToSource } from "../support/workerd/sources.ts";
+import { addSource, lastRefusal, pathOf, postToSource, refusal, storedRequests } from "../support/workerd/sources.ts";
 
 async function tokenSource(inbox: ClaimedInbox): Promise<string> {
   return pathOf((await addSource(inbox, { name: "app", kind: "token", forward: "http://127.0.0.1:3000/hooks" })).post_url);
-}
-
-async function storedRequests(inbox: ClaimedInbox): Promise<StoredRequest[]> {
-  return runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
-    state.storage.sql.exec(`SELECT request FROM messages ORDER BY seq`).toArray().map((r) => JSON.parse(String(r.request)) as StoredRequest),
-  );
-}
-
-async function refusal(res: Response, status: number, code: string): Promise<string> {
-  const json = (await res.json()) as { error: { code: string; message: string } };
-  expect(res.status, json.error.message).toBe(status);
-  expect(json.error.code).toBe(code);
-  return json.error.message;
-}
-
-async function lastRefusal(inbox: ClaimedInbox): Promise<string | undefined> {
-  const { sources } = (await (await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/sources`)).json()) as { sources: SourceView[] };
-  return sources[0]?.last_refusal?.code;
 }
 
 describe("tails that could leave the target's path", () => {
@@ -37,7 +16,7 @@ describe("tails that could leave the target's path", () => {
     const inbox = await claimInbox();
     const path = await tokenSource(inbox);
     for (const tail of ["/..;/admin", "/a/..;x=1/b", "/%252e%252e/admin", "/%252E%252E%252Fadmin", "/%C0%AE%C0%AE/admin", "/%E0%80%AE/x", "/a//b", "//evil.example/x"]) {
-      const message = await refusal(await postToSource(`${path}${tail}`, "{}", { "content-type": "application/json" }), 400, "invalid_path");
+      const { message } = await refusal(await postToSource(`${path}${tail}`, "{}", { "content-type": "application/json" }), 400, "invalid_path");
       expect(message).toMatch(/"\.\.;x".*empty segment.*%252e.*%C0%AE/);
     }
     expect(await lastRefusal(inbox)).toBe("invalid_path");
@@ -51,7 +30,7 @@ describe("headers", () => {
     const path = await tokenSource(inbox);
     // A value outside ASCII is sent raw by test/node/forward-smuggling.e2e.test.ts: workerd's own fetch, used here, re-encodes it with a warning.
     for (const value of ["a\x01b", "a\x7fb"]) {
-      const message = await refusal(await postToSource(path, "{}", { "content-type": "application/json", "X-Customer-Name": value }), 400, "invalid_header_value");
+      const { message } = await refusal(await postToSource(path, "{}", { "content-type": "application/json", "X-Customer-Name": value }), 400, "invalid_header_value");
       expect(message).toMatch(/x-customer-name/);
     }
     expect(await lastRefusal(inbox)).toBe("invalid_header_value");

@@ -1,11 +1,13 @@
 // A proxy between the real agent and the real relay for compatibility tests (lanes-compat.e2e.test.ts,
 // live-compat.e2e.test.ts): HTTP passes through; on the socket it takes features out of the agent's auth
 // frame (an agent from before them) or out of the relay's ready frame (a relay from before them), and
-// records what went through.
+// records what went through; and an agent home pointed at it.
 import { createServer } from "node:http";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import WebSocket, { WebSocketServer } from "ws";
+import { loadSettings, saveSettings } from "../../../local-agent/settings.ts";
+import type { AgentHome } from "./stack.ts";
 
 export interface FeaturelessProxy {
   url: string;
@@ -76,4 +78,10 @@ export async function featurelessProxy(target: string, strip: { fromAuth?: strin
       server.close(() => resolve());
     }),
   };
+}
+
+/** `home` with its agent.json's relay_url set to the proxy's `url`, and its settings read again. */
+export function throughProxy(home: AgentHome, url: string): AgentHome {
+  saveSettings(home.settingsPath, { ...loadSettings(home.settingsPath), relay_url: url });
+  return { ...home, settings: loadSettings(home.settingsPath) };
 }

@@ -1,7 +1,11 @@
-// Webhook sources in relay tests: add one with a signed request, and sign events the way each provider
-// does, with node:crypto — independent of the relay's own verifiers (worker/sources/).
+// Webhook sources in relay tests: add one with a signed request, sign events the way each provider
+// does, with node:crypto — independent of the relay's own verifiers (worker/sources/) — and read what a
+// request left: the requests stored, a refusal's answer, a source's last refusal.
 import { createHmac } from "node:crypto";
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
+import type { SourceView, StoredRequest } from "../../../protocol/index.ts";
 import { relayFetch, signedFetch } from "./agents.ts";
 import type { ClaimedInbox } from "./agents.ts";
 
@@ -48,4 +52,25 @@ export function postToSource(path: string, body: string, headers: Record<string,
 /** The path of a source URL the relay answered with (the test relay's origin cut off). */
 export function pathOf(url: string): string {
   return new URL(url).pathname;
+}
+
+/** The requests the inbox stored, oldest first. */
+export async function storedRequests(inbox: ClaimedInbox): Promise<StoredRequest[]> {
+  return runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
+    state.storage.sql.exec(`SELECT request FROM messages ORDER BY seq`).toArray().map((r) => JSON.parse(String(r.request)) as StoredRequest),
+  );
+}
+
+/** Expects the relay's error answer `status` with `code`; its message and Allow header. */
+export async function refusal(res: Response, status: number, code: string): Promise<{ message: string; allow: string | null }> {
+  const json = (await res.json()) as { error: { code: string; message: string } };
+  expect(res.status, json.error.message).toBe(status);
+  expect(json.error.code).toBe(code);
+  return { message: json.error.message, allow: res.headers.get("allow") };
+}
+
+/** The code of the last refusal the source `name` (default: the inbox's first source) noted. */
+export async function lastRefusal(inbox: ClaimedInbox, name?: string): Promise<string | undefined> {
+  const { sources } = (await (await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/sources`)).json()) as { sources: SourceView[] };
+  return sources.find((s) => name === undefined || s.name === name)?.last_refusal?.code;
 }
