@@ -31,3 +31,4 @@ export * from "./lanes.ts";
 export * from "./live.ts";
 export * from "./a2a.ts";
 export * from "./text-cut.ts";
+export * from "./credential-headers.ts";
