@@ -66,6 +66,11 @@ export interface QueueSummary {
   storage?: { rows_read: number; rows_written: number; pump_rows_read: number; messages_sent: number };
   /** Live requests (protocol/live.ts): in flight now, answered among the logged, the newest's time. Absent from an older relay. */
   live?: LiveSummary;
+  /**
+   * How the relay keeps senders' credential headers for sources with a forward target (credential-headers.ts):
+   * "sealed" under the operator's RECEIPT_KEY_SECRET, or "clear" without it. Absent from an older relay.
+   */
+  credentials?: "sealed" | "clear";
 }
 
 export const LANES_LISTED = 20;

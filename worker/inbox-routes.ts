@@ -14,7 +14,7 @@ import {
   holdsOnlySignedFields,
   parseEnvelope,
 } from "../protocol/index.ts";
-import { deliveryFrame } from "./delivery/delivery-frame.ts";
+import { openedFrame } from "./delivery/delivery-frame.ts";
 import { answerNotFound, handleError } from "./http-errors.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import { acceptPostedEnvelope } from "./intake/intake.ts";
@@ -190,7 +190,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
       await inbox.waitForMessage(timeout * 1000);
       rows = inbox.store.messagesAfter(after, limit + 1);
     }
-    const messages = rows.slice(0, limit).map((row) => deliveryFrame(row, inbox.forwardTargets));
+    const messages = await Promise.all(rows.slice(0, limit).map((row) => openedFrame(row, inbox)));
     const summary = inbox.store.summary(inbox.inFlight());
     return c.json({
       messages,

@@ -15,6 +15,7 @@ import type { QueueSummary } from "../../protocol/index.ts";
 import { locateAgent, readPluginEntry } from "./agent-presence.ts";
 import type { Presence } from "./agent-presence.ts";
 import { agentChecks, queueChecks } from "./doctor-agent.ts";
+import { credentialKeepingCheck } from "./doctor-credentials.ts";
 import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
 import { hubChecks } from "./doctor-hub.ts";
@@ -75,6 +76,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
         summary = await queueChecks(access, add);
         await hubChecks(settings, add);
         forwarding = await forwardingChecks(access, locate().then((p) => (p.running ? p.agent : null)), add);
+        credentialKeepingCheck(summary, forwarding, add);
       } else add("FAIL", `inbox ${settings.agent_id} not usable: ${relayErrorText(probe)}`, "run clawrelay init to claim it");
     }
   }

@@ -8,6 +8,7 @@ import type { Environment } from "../gateway/openclaw-config.ts";
 import { inboxAccess, queueSummary, summaryLine } from "../relay/messages.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
+import { credentialKeepingWarning } from "./doctor-credentials.ts";
 import { locateAgent, readPluginEntry, unappliedPluginConfig } from "./agent-presence.ts";
 
 export type AgentStatusFound =
@@ -36,6 +37,8 @@ export async function agentStatus(home: string, settingsPath: string, env: Envir
     const warnings = both ? [`WARNING   the clawrelay plugin is enabled in ${plugin.configPath}: when the gateway restarts it takes this inbox back and this agent stops (keep this one: openclaw plugins disable clawrelay)`] : [];
     const stale = unappliedPluginConfig(found.agent.status, plugin);
     if (stale) warnings.push(`WARNING   ${stale.text}; apply it: ${stale.fix}`);
+    const clear = credentialKeepingWarning(found.agent.status);
+    if (clear) warnings.push(clear);
     return { running: true, agent: found.agent, warnings };
   }
   const fix = found.fix === "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)" ? "start it with: clawrelay start" : found.fix;

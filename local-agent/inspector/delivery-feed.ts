@@ -2,6 +2,9 @@
 // the last hour, counters and a latency histogram since the process started, and how often the relay
 // link came up; the live requests the agent answered are listed too (kind "live"), not counted. In memory only (a restart starts afresh, as the status counters do). Fed by delivery.ts
 // and agent.ts; read by inspector-routes.ts and metrics.ts; covered by test/node/delivery-feed.test.ts.
+// A kept message's credential headers are stored redacted (protocol/credential-headers.ts): the page
+// and its API never hold a sender's Authorization, Cookie or API key.
+import { redactHeaderRecord } from "../../protocol/index.ts";
 
 export type DeliveryOutcome = "delivered" | "rejected" | "retrying";
 
@@ -125,7 +128,7 @@ export class DeliveryFeed {
       this.kept.delete(id);
       this.keptBytes -= previous.body.length;
     }
-    this.kept.set(id, message);
+    this.kept.set(id, message.headers ? { ...message, headers: redactHeaderRecord(message.headers) } : message);
     this.keptBytes += message.body.length;
     for (const [oldest, old] of this.kept) {
       if (this.keptBytes <= KEPT_BYTES) break;

@@ -2,16 +2,18 @@
 // wait), show one with its body, replay a dead one, drop one — one in the hands of a lanes agent too (it is
 // told to abandon it), never one an older agent holds. Every call is a signed
 // request by a key of the inbox (docs/protocol.md, "Signed requests"); replay and drop also spend their
-// nonce, so a captured request cannot be played again. Mounted by inbox-routes.ts; covered by
+// nonce, so a captured request cannot be played again. A sender's credentials are never shown: redacted. Mounted by inbox-routes.ts; covered by
 // test/worker/queue.test.ts.
 import { Hono } from "hono";
-import { LANES_LISTED, RelayError } from "../../protocol/index.ts";
-import type { AbandonFrame, LiveSummary, MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
-import { deliveryFrame } from "./delivery-frame.ts";
+import { LANES_LISTED, RelayError, redactHeaderRecord } from "../../protocol/index.ts";
+import type { AbandonFrame, LiveSummary, MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
+import { shownFrame } from "./delivery-frame.ts";
 import type { Abandoned } from "./socket-session.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
 import type { InboxConfig } from "../inbox-config.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
+import { parseKeptRequest, shownRequest } from "../storage/kept-request.ts";
+import type { KeptCredentials } from "../sources/kept-credentials.ts";
 import { holds } from "../storage/in-flight.ts";
 import type { InFlight } from "../storage/in-flight.ts";
 import type { MessageMeta } from "../storage/stored-message.ts";
@@ -35,6 +37,8 @@ export interface QueueHost {
   housekeepingFailures(): Record<string, JobFailure>;
   /** Live requests in flight, answered, the newest's time (worker/live/). */
   liveSummary(): LiveSummary;
+  /** How senders' credentials are kept for forward targets (sources/kept-credentials.ts). */
+  readonly keptCredentials: KeptCredentials;
 }
 
 const LIST_MAX = 200;
@@ -72,7 +76,7 @@ export function queueSummary(host: QueueHost): QueueSummary {
   const lanes = host.store.lanes().summaries((seq) => holds(inFlight, seq), LANES_LISTED);
   const { store } = host;
   const storage = { rows_read: store.rowsRead, rows_written: store.rowsWritten, pump_rows_read: store.pumpCost.rowsRead, messages_sent: store.pumpCost.sent };
-  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage, live: host.liveSummary() };
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage, live: host.liveSummary(), credentials: host.keptCredentials.keeping() };
 }
 
 function messageId(text: string): number {
@@ -115,14 +119,15 @@ export function queueRoutes(host: QueueHost): Hono {
     const id = messageId(c.req.param("id"));
     const message = host.store.find(id);
     if (!message) throw notFound(id);
-    const frame = deliveryFrame(message, host.forwardTargets);
-    // `request` as stored (null for everything but a source event kept since schema 5); `forward` the target its frame would carry.
-    const request = message.request ? (JSON.parse(message.request) as StoredRequest) : null;
+    const frame = shownFrame(message, host.forwardTargets);
+    // `request` as stored (null for everything but a source event kept since schema 5), every credential
+    // redacted, sealed or not (protocol/credential-headers.ts); `forward` the target its frame would carry.
+    const request = message.request ? shownRequest(parseKeptRequest(message.request)) : null;
     return c.json({
       message: queueItem(message, host.inFlight()),
       body: frame.body,
       encoding: frame.encoding,
-      headers: frame.headers ?? null,
+      headers: frame.headers ? redactHeaderRecord(frame.headers) : null,
       request,
       forward: frame.forward?.target ?? null,
     });

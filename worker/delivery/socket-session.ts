@@ -7,8 +7,8 @@
 // test/worker/websocket-delivery.test.ts (older agents) and test/worker/websocket-lanes.test.ts.
 import { DEFAULT_WINDOW, MAX_WINDOW, PROTOCOL_FEATURES } from "../../protocol/index.ts";
 import type { AbandonFrame, HubLinkMode, RejectFrame, ServerFrame } from "../../protocol/index.ts";
-import { deliveryFrame } from "./delivery-frame.ts";
-import type { ForwardTargets } from "./delivery-frame.ts";
+import { deliveryFrame, framesReady } from "./delivery-frame.ts";
+import type { FrameSources } from "./delivery-frame.ts";
 import { nextToSend } from "./lane-pump.ts";
 import { deadTtlSec } from "../inbox-config.ts";
 import type { InboxConfig } from "../inbox-config.ts";
@@ -81,10 +81,9 @@ export function stateOf(ws: WebSocket): SocketState | null {
   return (ws.deserializeAttachment() as SocketState | null) ?? null;
 }
 
-/** What sending messages needs: the queue, and where each source's events go now (delivery-frame.ts). */
-export interface Outgoing {
+/** What sending messages needs: the queue, where each source's events go now and their kept credentials (delivery-frame.ts). */
+export interface Outgoing extends FrameSources {
   readonly store: InboxStore;
-  readonly forwardTargets: ForwardTargets;
 }
 
 /** Whether an auth frame's features and this relay's make a lanes connection. */
@@ -213,18 +212,20 @@ export function reject(ws: WebSocket, out: Outgoing, config: InboxConfig, frame:
  * at or below it is queued now) and whether it was restored. Ids it holds that are no longer queued are
  * let go first (a drop or expiry never takes one, but a late ack on the socket it replaced may).
  */
-function pumpLanes(ws: WebSocket, state: LanesSocket, { store, forwardTargets }: Outgoing): number {
+function pumpLanes(ws: WebSocket, state: LanesSocket, out: Outgoing): number {
+  const { store, forwardTargets } = out;
   const index = store.lanes();
   const inflight = state.inflight.filter((id) => index.laneOf(id) !== null);
-  const next = nextToSend(index, inflight, state.window, forwardTargets);
+  // Those whose kept credentials are still being opened wait for the next pump (framesReady).
+  const ready = framesReady(nextToSend(index, inflight, state.window, forwardTargets).map((seq) => store.find(seq)!), out);
+  const next = ready.map((message) => message.seq);
   const floor = (index.lowest() ?? store.queueStats().lastSeq + 1) - 1;
   // Holding nothing and sent nothing: the agent hears of a floor that moved on, or its resume cursor
   // would wait for the next message to pass what it finished.
   const idleFloor = next.length === 0 && inflight.length === 0 && floor > (state.floor ?? 0);
   if (next.length === 0 && inflight.length === state.inflight.length && !idleFloor) return 0;
-  for (const seq of next) {
-    const message = store.find(seq)!;
-    send(ws, { ...deliveryFrame(message, forwardTargets), lane: index.laneOf(seq)!, floor, ...(message.restored ? { restored: true } : {}) });
+  for (const message of ready) {
+    send(ws, { ...deliveryFrame(message, out), lane: index.laneOf(message.seq)!, floor, ...(message.restored ? { restored: true } : {}) });
   }
   if (idleFloor) send(ws, { type: "floor", floor });
   ws.serializeAttachment({ ...state, inflight: [...inflight, ...next], ...(next.length > 0 || idleFloor ? { floor } : {}) } satisfies LanesSocket);
@@ -244,12 +245,13 @@ export function pump(ws: WebSocket, out: Outgoing): void {
 }
 
 /** An older agent's socket: the next ids after what it was sent, while fewer than `window` are unacknowledged. */
-function pumpRange(ws: WebSocket, state: RangeSocket, { store, forwardTargets }: Outgoing): number {
+function pumpRange(ws: WebSocket, state: RangeSocket, out: Outgoing): number {
+  const { store } = out;
   const free = state.window - store.countQueuedIn(state.from ?? 0, state.sentUpTo);
   if (free <= 0) return 0;
-  const batch = store.messagesAfter(state.sentUpTo, free);
+  const batch = framesReady(store.messagesAfter(state.sentUpTo, free), out);
   if (batch.length === 0) return 0;
-  for (const message of batch) send(ws, deliveryFrame(message, forwardTargets));
+  for (const message of batch) send(ws, deliveryFrame(message, out));
   ws.serializeAttachment({ ...state, sentUpTo: batch[batch.length - 1]!.seq } satisfies RangeSocket);
   return batch.length;
 }

@@ -1,11 +1,10 @@
 // Storing a verified source event: byte-exact, with its headers of interest and its request (method,
-// URL tail, the sender's headers, for a forward target), under its source's sub-path, dropping the
+// URL tail, the sender's headers for a forward target, credentials sealed: kept-credentials.ts), under its source's sub-path, dropping the
 // provider's own retries by its delivery id — or, where that id is an unsigned header (GitHub), by the
 // body's digest: the intake steps' capacity check, record and store (intake/). Used by
 // source-routes.ts; covered by test/worker/sources-events.test.ts,
 // test/worker/sources-github.test.ts and test/worker/sources-forward.test.ts.
 import { SOURCE_HEADERS, forwardableHeaders, toHex } from "../../protocol/index.ts";
-import type { StoredRequest } from "../../protocol/index.ts";
 import { assertCapacity, hasRoom } from "../intake/admit-step.ts";
 import type { Answer, IntakeContext } from "../intake/intake-context.ts";
 import { recordStep, storeStep } from "../intake/keep-step.ts";
@@ -23,8 +22,11 @@ export interface SourceArrival {
   event: VerifiedEvent;
   body: Uint8Array;
   contentType: string;
-  /** Kept with the event whatever its target now: the target is read when the event is delivered. */
-  request: StoredRequest;
+  /**
+   * The request as stored (KeptCredentials.storedJson): kept whatever its target now, as the target is read
+   * when the event is delivered — but with credentials only when the source had a target as it arrived.
+   */
+  request: string;
 }
 
 /** The headers of interest an event carries to the gateway (stored with it; a live request's hook_headers). */
@@ -40,7 +42,7 @@ export function eventHeaders(source: Pick<StoredSource, "name">, event: Verified
 export async function acceptSourceEvent(ctx: Pick<IntakeContext, "config" | "store" | "nowMs" | "stored">, arrival: SourceArrival): Promise<Answer> {
   const { source, event, body } = arrival;
   const sender = sourceSender(source.name);
-  const request = JSON.stringify(arrival.request);
+  const { request } = arrival;
   const bytes = storedBytes({ body, request });
   const id = event.deliveryId;
   const fingerprint = id !== null || event.dedupByBody ? toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", body))) : null;

@@ -3,14 +3,16 @@
 // an event and cannot be answered (no agent, an agent too old, earlier events of the source still queued,
 // the app unreachable, the deadline passed: then the live request's rid goes with the stored copy, so the
 // agent settles it by the answer that came late instead of posting it twice). A GET or HEAD is never stored:
-// it is refused at once (503, 504, 502, with Retry-After). Used by source-routes.ts; covered by
+// it is refused at once (503, 504, 502, with Retry-After). The sender's credentials go to an app, never to
+// the gateway; a held copy keeps them as any event does (kept-credentials.ts). Used by source-routes.ts; covered by
 // test/worker/live-requests.test.ts and test/worker/live-held.test.ts.
-import { HELD_HEADER, LIVE, RelayError, sourceLane } from "../../protocol/index.ts";
+import { HELD_HEADER, LIVE, RelayError, isCredentialHeader, sourceLane } from "../../protocol/index.ts";
 import type { ForwardMethod, HeldReason, LiveMethod, StoredRequest } from "../../protocol/index.ts";
 import type { IntakeContext } from "../intake/intake-context.ts";
 import { answeredResponse, liveRefusal } from "../live/live-answer.ts";
 import type { LiveAsk, LiveRequests } from "../live/live-requests.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
+import type { KeptCredentials } from "./kept-credentials.ts";
 import type { StoredSource } from "./source-config.ts";
 import { acceptSourceEvent, eventHeaders } from "./source-intake.ts";
 import type { VerifiedEvent } from "./source-kinds.ts";
@@ -18,6 +20,7 @@ import type { VerifiedEvent } from "./source-kinds.ts";
 export interface LiveSourceHost {
   readonly live: LiveRequests;
   readonly store: InboxStore;
+  readonly keptCredentials: KeptCredentials;
   intake(nowMs?: number): IntakeContext;
 }
 
@@ -35,6 +38,8 @@ export interface LiveArrival {
 
 function askOf(arrival: LiveArrival): LiveAsk {
   const { source, method, tail } = arrival;
+  // The app gets the sender's credentials; the gateway never does (kept-credentials.ts).
+  const headers = source.forward ? arrival.headers : arrival.headers.filter(([name]) => !isCredentialHeader(name));
   const target: LiveAsk["target"] = source.forward
     ? { source: source.name, target: source.forward.url, allow_public: source.forward.allow_public }
     : { source: source.name, subpath: source.subpath, content_type: arrival.contentType, hook_headers: eventHeaders(source, arrival.event) };
@@ -42,7 +47,7 @@ function askOf(arrival: LiveArrival): LiveAsk {
     to: source.forward ? "app" : "gateway",
     method,
     tail,
-    headers: arrival.headers,
+    headers,
     body: arrival.body,
     deadlineMs: arrival.liveSec * 1000,
     target,
@@ -54,8 +59,9 @@ function askOf(arrival: LiveArrival): LiveAsk {
 
 /** Stores the request as any event of its source, and says why it was held. */
 async function hold(host: LiveSourceHost, arrival: LiveArrival, nowMs: number, reason: HeldReason, rid?: string): Promise<Response> {
-  const request: StoredRequest = { method: arrival.method as ForwardMethod, tail: arrival.tail, headers: arrival.headers, ...(rid ? { live_rid: rid } : {}) };
+  const plain: StoredRequest = { method: arrival.method as ForwardMethod, tail: arrival.tail, headers: arrival.headers, ...(rid ? { live_rid: rid } : {}) };
   const { source, event, body, contentType } = arrival;
+  const request = await host.keptCredentials.storedJson(plain, source.forward !== null);
   const answer = await acceptSourceEvent(host.intake(nowMs), { source, event, body, contentType, request });
   return Response.json(answer, { status: 200, headers: { [HELD_HEADER]: reason } });
 }

@@ -126,7 +126,7 @@ export function sourceRoutes(host: SourceHost): Hono {
       return receiveLive(host, { source, liveSec: source.live_sec, event: verdict.event, body, contentType, method, tail, headers }, now);
     }
     // Not live: checkMethod let no GET or HEAD through.
-    const request = { method: method as ForwardMethod, tail, headers };
+    const request = await host.keptCredentials.storedJson({ method: method as ForwardMethod, tail, headers }, source.forward !== null);
     const arrival = { source, event: verdict.event, body, contentType, request };
     // 200, not 202: Slack documents a 200 as the answer it waits for; the others take any 2xx.
     return c.json(await acceptSourceEvent(host.intake(now), arrival), 200);
