@@ -55,13 +55,8 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   });
   /** Where each source's events go now, read as each delivery frame is built (delivery-frame.ts). */
   readonly forwardTargets = (name: string) => this.sources.forwardTarget(name);
-  /** Senders' credentials kept for forward targets, sealed with RECEIPT_KEY_SECRET (sources/kept-credentials.ts). */
-  readonly keptCredentials = new KeptCredentials({
-    agentId: () => this.requireConfig().agent_id,
-    secret: () => this.env.RECEIPT_KEY_SECRET,
-    // Only the sockets: a long poll opens what it sends itself (inbox-routes.ts).
-    opened: () => this.sockets().forEach((ws) => pump(ws, this)),
-  });
+  /** Senders' credentials kept for forward targets (sources/kept-credentials.ts); once one is opened the sockets pump again (a poll opens its own). */
+  readonly keptCredentials = new KeptCredentials({ agentId: () => this.requireConfig().agent_id, secret: () => this.env.RECEIPT_KEY_SECRET, opened: () => this.sockets().forEach((ws) => pump(ws, this)) });
   /** The last live requests (live/live-log.ts) and those waiting for their answer (live/live-requests.ts). */
   readonly liveLog = new LiveLog(this.ctx.storage.sql);
   readonly live = new LiveRequests(() => this.sockets(), this.liveLog);

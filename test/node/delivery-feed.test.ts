@@ -1,6 +1,6 @@
 // The inspector's and /metrics' figures: outcomes counted, the latency histogram, the last hour by
 // minute (zero-filled, older minutes dropped), finished bodies kept within their byte budget, and the
-// Prometheus text rendered from them.
+// Prometheus text rendered from them; a kept message's credential headers redacted.
 import { describe, expect, it } from "vitest";
 import { DeliveryFeed, LATENCY_BOUNDS_S } from "../../local-agent/inspector/delivery-feed.ts";
 import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
@@ -31,6 +31,13 @@ describe("DeliveryFeed", () => {
     // Two hours on, nothing of that is in the last hour.
     feed.record(event({ id: 6, at: T0 + 2 * 3600_000 }));
     expect(feed.lastHour(T0 + 2 * 3600_000).reduce((n, m) => n + m.delivered + m.failed, 0)).toBe(1);
+  });
+
+  it("keeps a finished message's credential headers redacted: the inspector never holds a sender's Authorization or Cookie", () => {
+    const feed = new DeliveryFeed();
+    const headers = { authorization: "Bearer sk_live_abc", cookie: "session=1", "x-gitlab-token": "glt-1", "stripe-signature": "t=1,v1=ab", "content-type": "application/json" };
+    feed.record(event({ id: 9, message: { content_type: "application/json", body: "{}", encoding: "utf8", headers, kind: "hook" } }));
+    expect(feed.keptMessage(9)?.headers).toEqual({ authorization: "[redacted]", cookie: "[redacted]", "x-gitlab-token": "[redacted]", "stripe-signature": "t=1,v1=ab", "content-type": "application/json" });
   });
 
   it("tells listeners, keeps finished bodies within 4 MiB and never the retried ones, and counts reconnects", () => {

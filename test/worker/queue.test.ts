@@ -63,6 +63,7 @@ describe("listing the queue", () => {
       queued: 1, sent: 2, dead: 1, oldest_waiting_at: all.messages[1]!.received_at,
       lanes: [{ lane: "subpath:agentgram_inbox/agent", queued: 1, sent: 2, oldest_at: all.messages[1]!.received_at }],
       live: NO_LIVE,
+      credentials: "sealed",
     });
     expect(ids((await listQueue(inbox.agent, "state=queued")).messages)).toEqual([sent[3]!.id]);
     expect(ids((await listQueue(inbox.agent, "state=sent")).messages)).toEqual([sent[1]!.id, sent[2]!.id]);
@@ -81,11 +82,11 @@ describe("listing the queue", () => {
     await client.auth(inbox.agent);
     await client.messages(1);
     await rejected(client, sent[0]!.id);
-    expect(withoutStorage((await listQueue(inbox.agent, "state=queued")).summary)).toEqual({ queued: 0, sent: 0, dead: 1, oldest_waiting_at: null, lanes: [], live: NO_LIVE });
+    expect(withoutStorage((await listQueue(inbox.agent, "state=queued")).summary)).toEqual({ queued: 0, sent: 0, dead: 1, oldest_waiting_at: null, lanes: [], live: NO_LIVE, credentials: "sealed" });
     const fresh = await claimInbox();
     const empty = await listQueue(fresh.agent);
     expect({ ...empty, summary: withoutStorage(empty.summary) }).toEqual({
-      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [], live: NO_LIVE }, housekeeping_failures: {},
+      messages: [], count: 0, has_more: false, next_after: 0, summary: { queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [], live: NO_LIVE, credentials: "sealed" }, housekeeping_failures: {},
     });
   });
 
@@ -266,7 +267,7 @@ describe("drop", () => {
     expect(await queued.json()).toEqual({ dropped: sent[1]!.id, was: "queued" });
     const again = await signedFetch(inbox.agent, "DELETE", queuePath(inbox, `/${sent[1]!.id}`));
     expect([again.status, await errorCode(again)]).toEqual([404, "message_not_found"]);
-    expect(withoutStorage((await listQueue(inbox.agent)).summary)).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [], live: NO_LIVE });
+    expect(withoutStorage((await listQueue(inbox.agent)).summary)).toEqual({ queued: 0, sent: 0, dead: 0, oldest_waiting_at: null, lanes: [], live: NO_LIVE, credentials: "sealed" });
   });
 
   it("regression: a message the connected agent is delivering is not dropped but refused 409 in_flight (it answered dropped while the agent kept posting it)", async () => {
