@@ -18,6 +18,10 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   sources: { title: "clawrelay bench:sources", includes: "bundling, Miniflare start-up included", main: async () => (await import("./sources-scenario.ts")).sourcesScenario },
   live: { title: "clawrelay bench:live", includes: "bundling, Miniflare start-up, agent starts included", main: async () => (await import("./live-scenario.ts")).liveScenario },
+  lockout: {
+    title: "clawrelay bench:lockout", includes: "bundling, Miniflare start-up, 400 ms pauses included",
+    options: { rounds: 30, clients: 32, "pause-ms": 400 }, main: async () => (await import("./lockout-scenario.ts")).lockoutScenario,
+  },
 };
 
 const [name = "", ...rest] = process.argv.slice(2);

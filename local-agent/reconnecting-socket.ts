@@ -35,6 +35,8 @@ export interface SocketEnd {
 export interface SocketProtocol {
   /** Asked before each connection: false = not now (it stays idle until connectNow()). */
   beforeConnect?(): boolean;
+  /** Headers of each connection's upgrade request, made anew for each (the relay's: a fresh signed proof). */
+  upgradeHeaders?(): Record<string, string>;
   /** The socket is open: the first frame, for a protocol whose client speaks first. */
   opened?(): void;
   frame(frame: SocketFrame): void;
@@ -156,7 +158,8 @@ export class ReconnectingSocket {
     this.options.onState?.("connecting");
     // No permessage-deflate: frames are small JSON, and compressing each costs more CPU and memory (a
     // zlib context per socket) than it saves (bench:agent: ~2 MiB resident, faster drains without it).
-    const socket = new WebSocket(this.options.url, { handshakeTimeout: timing.authDeadlineMs, perMessageDeflate: false });
+    const headers = protocol.upgradeHeaders?.();
+    const socket = new WebSocket(this.options.url, { handshakeTimeout: timing.authDeadlineMs, perMessageDeflate: false, ...(headers ? { headers } : {}) });
     this.current = socket;
     this.authed = false;
     this.lastFrameAt = Date.now();

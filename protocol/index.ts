@@ -9,6 +9,7 @@ export * from "./sha256.ts";
 export * from "./envelope.ts";
 export * from "./verify-envelope.ts";
 export * from "./signed-request.ts";
+export * from "./upgrade-proof.ts";
 export * from "./frames.ts";
 export * from "./limits.ts";
 export * from "./queue-item.ts";

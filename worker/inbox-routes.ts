@@ -2,7 +2,7 @@
 // webhook endpoint (what a hook body is: hub/webhook-era/hub-webhook.ts), posted envelopes, the
 // WebSocket upgrade and polling; the owner's queue, hub, source, live and A2A routes are mounted from their
 // folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
-// test/worker/envelopes.test.ts and test/worker/polling.test.ts.
+// test/worker/envelopes.test.ts, test/worker/polling.test.ts and test/worker/websocket-proof.test.ts (the upgrade).
 import { Hono } from "hono";
 import {
   LONG_POLL_MAX_SEC,
@@ -33,6 +33,7 @@ import type { A2aHost } from "./a2a/a2a-routes.ts";
 import { sourceMethodAdvice } from "./sources/source-request.ts";
 import { openSession } from "./delivery/socket-auth.ts";
 import { admitSocket } from "./delivery/socket-limits.ts";
+import { checkUpgradeProof } from "./delivery/upgrade-proof.ts";
 import { hashWebhookToken, mintWebhookToken, presentedWebhookToken, webhookTokenMatches } from "./access/webhook-token.ts";
 import type { Admission } from "./access/admission.ts";
 import type { HubLink } from "./hub/hub-link.ts";
@@ -161,11 +162,13 @@ export function inboxRouter(inbox: InboxHost): Hono {
     if (!/^[A-Za-z0-9+/]{22}==$/.test(c.req.header("sec-websocket-key") ?? "")) {
       throw new RelayError(400, "invalid_websocket_handshake", "Sec-WebSocket-Key must be base64 of 16 random bytes (RFC 6455)");
     }
-    const refusal = admitSocket(inbox.sockets(), Date.now());
+    // The owner's signed upgrade never waits behind anonymous sockets (delivery/upgrade-proof.ts).
+    const proof = await checkUpgradeProof(inbox, c.req.raw);
+    const refusal = proof.proven ? null : admitSocket(inbox.sockets(), Date.now(), proof.refused);
     if (refusal) throw refusal;
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     inbox.acceptSocket(server);
-    await inbox.ensureAlarm(openSession(server, config, Date.now()));
+    await inbox.ensureAlarm(openSession(server, config, Date.now(), proof.proven));
     return new Response(null, { status: 101, webSocket: client });
   });
 

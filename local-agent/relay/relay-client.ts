@@ -12,8 +12,10 @@
 // delivered though under the cursor; `abandon` takes a message back (dropped, or resent for a new target).
 // Live (protocol/live.ts): with a relay whose `ready` names it, `request` frames (checked here) go to the
 // handlers of on("request"); the live part answers them with send().
-// Used by relay-link.ts; covered by relay-client(-lanes|-live).test.ts, heartbeat.e2e.test.ts, journal.e2e.test.ts.
-import { CLOSE_CODES, PING_FRAME, connectSigningInput, parseRequestFrame, toBase64 } from "../../protocol/index.ts";
+// The upgrade itself is signed (protocol/upgrade-proof.ts): the relay lets its owner past the anonymous cap.
+// Used by relay-link.ts; covered by relay-client(-lanes|-live).test.ts, heartbeat.e2e.test.ts, journal.e2e.test.ts,
+// lockout.e2e.test.ts.
+import { CLOSE_CODES, PING_FRAME, connectSigningInput, parseRequestFrame, toBase64, upgradeProofHeaders } from "../../protocol/index.ts";
 import type { ClientFrame, ServerFrame } from "../../protocol/index.ts";
 import { DEFAULTS } from "../backoff.ts";
 import { ReconnectingSocket } from "../reconnecting-socket.ts";
@@ -64,6 +66,9 @@ export class RelayClient {
           this.refusal = undefined;
           return true;
         },
+        // Signed anew for each connection: a relay that checks it never makes this agent wait behind anonymous
+        // sockets; an older one ignores it, and the challenge below authenticates either way.
+        upgradeHeaders: () => upgradeProofHeaders(options.identity.publicKey, new URL(this.url).pathname, options.identity.sign),
         frame: (frame) => this.receive(frame as ServerFrame),
         silent: (silentMs) => options.logger.warn("relay heartbeat missed", { silent_ms: silentMs }),
         ended: (end) => this.ended(end),

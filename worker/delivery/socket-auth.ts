@@ -1,8 +1,8 @@
 // A local agent's socket before it is authenticated: the challenge, its deadline (socket-timings.ts), and
-// checking the auth frame's signature against the inbox's keys. Moved out of socket-session.ts, which
-// takes over once the socket is authenticated. Used by inbox-routes.ts (openSession), client-frames.ts
-// and housekeeping.ts (closeIfAuthOverdue); covered by test/worker/websocket-auth.test.ts and
-// test/worker/websocket-limits.test.ts.
+// checking the auth frame's signature against the inbox's keys (a proven upgrade's socket answers the same
+// challenge). Moved out of socket-session.ts, which takes over once the socket is authenticated. Used by
+// inbox-routes.ts (openSession), client-frames.ts and housekeeping.ts (closeIfAuthOverdue); covered by
+// test/worker/websocket-auth.test.ts, test/worker/websocket-limits.test.ts and test/worker/websocket-proof.test.ts.
 import { CLOSE_CODES, connectSigningInput, fromBase64, parsePublicKey, randomBytes, toBase64Url, verifyWebCrypto } from "../../protocol/index.ts";
 import type { ClientFrame } from "../../protocol/index.ts";
 import { keyMayActFor } from "../inbox-config.ts";
@@ -11,11 +11,14 @@ import { closeSocket, send, stateOf } from "./socket-session.ts";
 import type { SocketState } from "./socket-session.ts";
 import { socketTimings } from "./socket-timings.ts";
 
-/** Starts a session: the client must answer this challenge within the auth deadline (socket-timings.ts). */
-export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number): number {
+/**
+ * Starts a session: the client must answer this challenge within the auth deadline (socket-timings.ts),
+ * a proven upgrade (upgrade-proof.ts) too — the proof only spares it the cap, it authenticates nothing.
+ */
+export function openSession(ws: WebSocket, config: InboxConfig, nowMs: number, proven = false): number {
   const nonce = toBase64Url(randomBytes(24));
   const deadline = nowMs + socketTimings().authDeadlineMs;
-  ws.serializeAttachment({ authed: false, nonce, deadline } satisfies SocketState);
+  ws.serializeAttachment({ authed: false, nonce, deadline, ...(proven ? { proven: true as const } : {}) } satisfies SocketState);
   send(ws, { type: "challenge", agent_id: config.agent_id, nonce, epoch: inboxEpoch(config) });
   return deadline;
 }

@@ -1,9 +1,9 @@
 // What bounds the inbox's sockets: how many may wait for authentication at once, how big a client
 // frame may be, and how long a socket the server closed may wait for its peer's close frame before the
-// inbox ends it. Counted from ctx.getWebSockets() and each socket's attachment, never from memory, since
+// inbox ends it (never while the owner's agent is connected). Counted from ctx.getWebSockets() and each socket's attachment, never from memory, since
 // sockets outlive hibernation. Used by inbox-routes.ts (the upgrade), client-frames.ts (the frame size),
-// housekeeping.ts and inbox.ts (the alarm, webSocketError); covered by test/worker/websocket-limits.test.ts and
-// test/node/socket-close.e2e.test.ts.
+// housekeeping.ts and inbox.ts (the alarm, webSocketError); covered by test/worker/websocket-limits.test.ts,
+// test/worker/websocket-proof.test.ts, test/node/socket-close.e2e.test.ts and test/node/lockout.e2e.test.ts.
 import { RelayError, utf8 } from "../../protocol/index.ts";
 import { closeSocket, stateOf } from "./socket-session.ts";
 import { socketTimings } from "./socket-timings.ts";
@@ -11,18 +11,19 @@ import { socketTimings } from "./socket-timings.ts";
 export { CLOSE_ANSWER_GRACE_MS } from "./socket-timings.ts";
 
 /**
- * Sockets of one inbox that have not authenticated, open or closed by the server and not yet answered.
- * One agent needs one; a restart or two a few more. Above it an upgrade is refused, so a flood of
- * connections holds at most this many (it was unbounded: 2,000 were all accepted).
+ * Anonymous sockets of one inbox that have not authenticated, open or closed by the server and not yet
+ * answered. One older agent needs one; a restart or two a few more. Above it an upgrade is refused, so a
+ * flood of connections holds at most this many (it was unbounded: 2,000 were all accepted). A proven
+ * upgrade (upgrade-proof.ts: the owner's agent signed it) is neither counted nor refused.
  */
 export const UNAUTHENTICATED_SOCKET_CAP = 16;
 
 /**
- * While an agent is connected, ending the connections that never answered also ends the agent's
- * (ctx.abort() is all-or-nothing): they wait this much longer, so a peer that ignores close frames
- * costs the agent at most one reconnect a minute, and an unanswered socket still ends within ~62 s.
+ * While the owner's agent is connected, or its proven upgrade is open, a socket that ignores the close
+ * frame is not ended (ctx.abort() ends every connection, the agent's too): it stays counted under the cap
+ * until the runtime drops it, and the alarm looks again this often to end it once the agent is gone.
  */
-export const UNANSWERED_WAIT_WITH_AGENT_MS = 60_000;
+export const UNANSWERED_RECHECK_MS = 60_000;
 
 /**
  * A client frame is a few hundred bytes (auth, ack, a reject's reason cut to 1,000 characters, a hub
@@ -35,39 +36,44 @@ export const MAX_CLIENT_FRAME_BYTES = 1024 * 1024;
 /** RFC 6455's close code for a message too big to process. */
 export const CLOSE_MESSAGE_TOO_BIG = 1009;
 
-function agentConnected(sockets: readonly WebSocket[]): boolean {
-  return sockets.some((ws) => ws.readyState === WebSocket.OPEN && stateOf(ws)?.authed === true);
-}
-
-/** How long after the server's close frame an unanswered socket is ended. */
-function closeWait(sockets: readonly WebSocket[]): number {
-  return socketTimings().closeAnswerGraceMs + (agentConnected(sockets) ? UNANSWERED_WAIT_WITH_AGENT_MS : 0);
+/** The owner's agent is connected, or on its way: an open authenticated socket, or an open proven one. */
+function ownerHere(sockets: readonly WebSocket[]): boolean {
+  return sockets.some((ws) => {
+    const state = ws.readyState === WebSocket.OPEN ? stateOf(ws) : null;
+    return state !== null && (state.authed || state.proven === true);
+  });
 }
 
 /**
- * When each unauthenticated socket is gone at the latest: an open one is closed at its deadline, a
- * closed one ended by the inbox once its peer had its grace to answer.
+ * When each anonymous unauthenticated socket is gone at the latest: an open one is closed at its deadline,
+ * a closed one ended by the inbox once its peer had its grace to answer.
  */
 function endsAt(sockets: readonly WebSocket[]): number[] {
-  const wait = closeWait(sockets);
+  const wait = socketTimings().closeAnswerGraceMs;
   const out: number[] = [];
   for (const ws of sockets) {
     const state = stateOf(ws);
-    if (!state || state.authed || ws.readyState === WebSocket.CLOSED) continue;
+    if (!state || state.authed || state.proven || ws.readyState === WebSocket.CLOSED) continue;
     out.push((state.closedAt ?? Math.max(state.deadline, 0)) + wait);
   }
   return out;
 }
 
-/** Refuses an upgrade while UNAUTHENTICATED_SOCKET_CAP sockets wait (429, Retry-After), else null. */
-export function admitSocket(sockets: readonly WebSocket[], nowMs: number): RelayError | null {
+/**
+ * Refuses an anonymous upgrade while UNAUTHENTICATED_SOCKET_CAP such sockets wait (429, Retry-After), else
+ * null. `refusedProof`: why the upgrade's proof did not hold, when it carried one (named in the 429).
+ */
+export function admitSocket(sockets: readonly WebSocket[], nowMs: number, refusedProof: string | null = null): RelayError | null {
   const waiting = endsAt(sockets);
   if (waiting.length < UNAUTHENTICATED_SOCKET_CAP) return null;
   const retryAfter = Math.max(1, Math.ceil((Math.min(...waiting) - nowMs) / 1000));
+  const bypass = refusedProof
+    ? `this upgrade's proof was refused (${refusedProof}), so it waits with the others`
+    : "the inbox's own agent is never refused when it signs its upgrade: update clawrelay on the agent's machine";
   return new RelayError(
     429,
     "too_many_connections",
-    `this inbox already has ${waiting.length} connections that have not authenticated (at most ${UNAUTHENTICATED_SOCKET_CAP}, each answers its challenge within ${socketTimings().authDeadlineMs / 1000} s or is closed): retry in ${retryAfter} s`,
+    `this inbox already has ${waiting.length} connections that have not authenticated (at most ${UNAUTHENTICATED_SOCKET_CAP}, each answers its challenge within ${socketTimings().authDeadlineMs / 1000} s or is closed): retry in ${retryAfter} s; ${bypass}`,
     { "retry-after": String(retryAfter) },
   );
 }
@@ -75,7 +81,7 @@ export function admitSocket(sockets: readonly WebSocket[], nowMs: number): Relay
 export interface ReapPlan {
   /** Why every connection of the inbox must end now, or null. */
   reap: string | null;
-  /** When to look again (an unanswered close whose grace has not run out yet), or null. */
+  /** When to look again (an unanswered close whose grace has not run out, or one held for the agent), or null. */
   checkAt: number | null;
 }
 
@@ -83,27 +89,30 @@ export interface ReapPlan {
  * Unauthenticated sockets the server closed and whose peer never answered. The runtime keeps such a
  * connection until the peer answers or drops it (measured on local workerd: over 120 s, idle or still
  * sending; hibernation does not end it either) and has no call that ends one socket, so the inbox ends
- * them all with ctx.abort() — at once when no agent is connected, else after UNANSWERED_WAIT_WITH_AGENT_MS.
+ * them all with ctx.abort() — only while the owner's agent is neither connected nor connecting with a
+ * proven upgrade: a peer that ignores closes never disconnects the agent (it once did, after 62 s).
  */
 export function reapPlan(sockets: readonly WebSocket[], nowMs: number): ReapPlan {
-  const wait = closeWait(sockets);
+  const wait = socketTimings().closeAnswerGraceMs;
   let overdue = 0;
   let checkAt: number | null = null;
+  const lookAt = (at: number) => (checkAt = checkAt === null ? at : Math.min(checkAt, at));
   for (const ws of sockets) {
     const state = stateOf(ws);
     if (!state || state.authed || state.closedAt === undefined || ws.readyState !== WebSocket.CLOSING) continue;
     const due = state.closedAt + wait;
     if (due <= nowMs) overdue += 1;
-    else checkAt = checkAt === null ? due : Math.min(checkAt, due);
+    else lookAt(due);
   }
-  const reap = overdue > 0 ? `${overdue} unauthenticated socket(s) did not answer the close frame within ${wait / 1000} s` : null;
-  return { reap, checkAt };
+  if (overdue === 0) return { reap: null, checkAt };
+  if (ownerHere(sockets)) return { reap: null, checkAt: lookAt(nowMs + UNANSWERED_RECHECK_MS) };
+  return { reap: `${overdue} unauthenticated socket(s) did not answer the close frame within ${wait / 1000} s`, checkAt };
 }
 
 /**
  * Resets the object: the only way the runtime offers to end a socket whose peer ignores the close (it
- * waits for the peer for ever), and it ends every connection of the inbox. What is stored, the next
- * alarm included, is kept; a connected agent reconnects and resumes from its cursor, as after a deploy.
+ * waits for the peer for ever), and it ends every connection of the inbox — none of them the owner's agent
+ * (reapPlan waits while it is connected or connecting). What is stored, the next alarm included, is kept.
  * ctx.abort() throws, so the alarm that calls it last is retried by the runtime (housekeeping is idempotent).
  */
 export async function endEveryConnection(ctx: DurableObjectState, why: string): Promise<void> {

@@ -38,8 +38,11 @@ export interface LanesSocket {
 }
 
 export type SocketState =
-  /** `closedAt`: when the server sent its close frame (socket-limits.ts ends the connection if the peer never answers). */
-  | { authed: false; nonce: string; deadline: number; closedAt?: number }
+  /**
+   * `closedAt`: when the server sent its close frame (socket-limits.ts ends the connection if the peer never
+   * answers). `proven`: its upgrade was signed by a key of the inbox (upgrade-proof.ts): the cap does not count it.
+   */
+  | { authed: false; nonce: string; deadline: number; closedAt?: number; proven?: true }
   | RangeSocket
   | LanesSocket;
 
