@@ -8,7 +8,7 @@
 // to open. While the gateway is down a message waiting for it posts only when its turn to probe comes, and
 // a failed probe sends no event: its row's attempts add the outage's probes as the status counts them
 // (setGatewayDown), instead of freezing at the count it had when the outage began. A forwarded event's URL
-// is shown whole (cut in its middle only past a width). Imported by inspector.js; covered by
+// is shown whole (cut in its middle only past 160 characters). Imported by inspector.js; covered by
 // test/node/inspector-deliveries.browser.test.ts, inspector-retry.browser.test.ts (retryingCount, for
 // "Retry now") and inspector-outage.browser.test.ts.
 import { cell, clippedCell, el, reasonCell } from "./page-dom.js";

@@ -50,7 +50,7 @@ export function oneLine(text, max = 80) {
  * path's beginning) and its end (the path's last part and the query) around a "…" — never only the
  * origin. The whole URL goes in the tooltip and the message's detail. @param {string} url @param {number} [max]
  */
-export function urlShown(url, max = 96) {
+export function urlShown(url, max = 160) {
   const points = [...url];
   if (points.length <= max) return url;
   const head = Math.ceil((max - 1) * 0.6);
