@@ -51,7 +51,7 @@ function statusAnswer(delivery: Partial<AgentStatusAnswer["delivery"]> = {}): Ag
   return {
     agent_id: "ag_0123456789ab",
     runs_in: "standalone",
-    relay: { url: "http://relay.test", state: "reconnecting", since: NOW - 60_000, backlog: 0, error: `the relay answered 503: ${OSC8}` },
+    relay: { url: "http://relay.test", state: "connecting", since: NOW - 60_000, backlog: 0, error: `the relay answered 503: ${OSC8}` },
     gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
     delivery: {
       counted_since: NOW - 3_600_000, delivered: 12, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: { id: 7, message: `the gateway answered 500: ${CSI}${CR}`, at: NOW - 5000 },
@@ -141,6 +141,6 @@ describe("clawrelay status exit codes", () => {
     // A lane merely waiting its turn (no failure) is not stalled.
     expect(statusExitCode(statusAnswer({ lanes: [{ ...lane, next_try_at: null, last_error: null }] }))).toBe(0);
     expect(new Set(Object.values(STATUS_EXIT)).size).toBe(4);
-    expect(Object.values(STATUS_EXIT).filter((code) => code === 1 || code === 2)).toEqual([]);
+    expect(Object.values(STATUS_EXIT).filter((code: number) => code === 1 || code === 2)).toEqual([]);
   });
 });
