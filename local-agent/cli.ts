@@ -15,7 +15,8 @@ import type { Values } from "./cli/cli-args.ts";
 import { failureText } from "./cli/cli-errors.ts";
 import { helpText } from "./cli/cli-help.ts";
 import type { HelpTopic } from "./cli/cli-help.ts";
-import { statusText } from "./cli/cli-status.ts";
+import { statusExitCode, statusText } from "./cli/cli-status.ts";
+import { terminalOutput } from "./cli/terminal-text.ts";
 import { AgentError } from "./errors.ts";
 import { createLogger } from "./logger.ts";
 import { CLAWRELAY_VERSION } from "./package-version.ts";
@@ -46,8 +47,9 @@ function settingsWithFlags(): AgentSettings {
   return { ...settings, gateway: { ...settings.gateway, ...gateway } };
 }
 
+/** Every line the CLI writes quotes what senders, apps and relays wrote: nothing in it may act on the terminal. */
 function print(line: string): void {
-  process.stdout.write(line + "\n");
+  process.stdout.write(terminalOutput(line) + "\n");
 }
 
 async function start(): Promise<void> {
@@ -74,6 +76,7 @@ async function status(): Promise<void> {
   const { agentStatus } = await import("./doctor/status-advice.ts");
   const found = await agentStatus(settingsHome(env), path, env);
   if (!found.running) throw new AgentError("not_running", found.text);
+  process.exitCode = statusExitCode(found.agent.status);
   if (flag("json")) return print(JSON.stringify(found.agent.status, null, 2));
   print([statusText(found.agent.status, found.agent.pid, Date.now()), ...found.warnings].join("\n"));
 }
@@ -234,7 +237,7 @@ async function main(): Promise<void> {
 
 function fail(err: unknown): void {
   const { text: message, exitCode } = failureText(err, { topic, debug, relayHint });
-  process.stderr.write(message + "\n");
+  process.stderr.write(terminalOutput(message) + "\n");
   process.exit(exitCode);
 }
 

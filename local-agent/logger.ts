@@ -1,5 +1,7 @@
 // One line per event, human-readable or JSON (--json). Callers pass only fields that are safe to
-// print: ids, paths, statuses, timings — never tokens or keys.
+// print: ids, paths, statuses, timings — never tokens or keys. A path or an error text may still hold
+// what a sender or an app wrote: every line is escaped for the terminal it lands on (cli/terminal-text.ts).
+import { terminalOutput } from "./cli/terminal-text.ts";
 
 export type LogFields = Record<string, string | number | boolean | null | undefined>;
 
@@ -23,10 +25,10 @@ export function createLogger(options: { json?: boolean; write?: (line: string) =
   const emit = (level: string, event: string, fields: LogFields = {}) => {
     const time = new Date().toISOString();
     if (options.json) {
-      write(JSON.stringify({ time, level, event, ...fields }));
+      write(terminalOutput(JSON.stringify({ time, level, event, ...fields })));
       return;
     }
-    write(`${time} ${level.padEnd(5)} ${formatEvent(event, fields)}`);
+    write(terminalOutput(`${time} ${level.padEnd(5)} ${formatEvent(event, fields)}`));
   };
   return {
     info: (event, fields) => emit("info", event, fields),

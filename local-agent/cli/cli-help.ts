@@ -67,7 +67,16 @@ export const COMMANDS: CommandSpec[] = [
     usage: ["status [--json]"],
     flags: [json("print the agent's status answer as JSON")],
     positionals: 0,
-    examples: ["clawrelay status", "clawrelay status --json"],
+    examples: ["clawrelay status", "clawrelay status --json", "clawrelay status >/dev/null; echo $?"],
+    // cli-status.ts STATUS_EXIT; the same with --json.
+    exitCodes: [
+      ["0", "the agent runs and delivers"],
+      ["1", "no agent runs (or status could not be read)"],
+      ["2", "a usage mistake"],
+      ["3", "PAUSED: a configuration error holds every message back (wins over 4 and 5)"],
+      ["4", "GATEWAY DOWN: posts to the gateway fail; it is probed until it answers (wins over 5)"],
+      ["5", "a lane is stalled: its head failed and waits to retry, or a forward target's app is failing"],
+    ],
   },
   {
     kind: "command",
@@ -229,5 +238,6 @@ export function helpText(topic: HelpTopic): string {
     "",
     "examples:",
     ...topic.examples.map((line) => `  ${line}`),
+    ...(topic.exitCodes ? ["", "exit codes:", ...table(topic.exitCodes)] : []),
   ].join("\n");
 }

@@ -6,7 +6,7 @@ import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope 
 import type { EnvelopeType, MessageState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
-import { dropMessage, inboxAccess, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, summaryLine } from "../relay/messages.ts";
+import { dropMessage, inboxAccess, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, shownRedacted, summaryLine } from "../relay/messages.ts";
 import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
 import { loadSettings } from "../settings.ts";
 import { UsageError } from "./cli-args.ts";
@@ -45,7 +45,7 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   const access = await inboxAccess(loadSettings(settingsPath));
   if (action === "show") {
     const shown = await showMessage(access, id);
-    return json ? JSON.stringify(shown, null, 2) : messageDetail(shown);
+    return json ? JSON.stringify(shownRedacted(shown), null, 2) : messageDetail(shown);
   }
   if (action === "replay") {
     const answer = await replayMessage(access, id);

@@ -22,6 +22,8 @@ export interface CommandSpec {
   /** How many positional arguments it takes (messages: an action and an id). */
   positionals: number;
   examples: string[];
+  /** Lines shown after the examples, under "exit codes:" (status: what a script reads). */
+  exitCodes?: [string, string][];
 }
 
 /** A word that only groups sub-commands (`hub`). */

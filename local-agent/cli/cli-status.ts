@@ -1,12 +1,41 @@
-// What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status).
-// Pure; imported by cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts,
-// lanes-display.test.ts and live-app.e2e.test.ts.
+// What `clawrelay status` prints from the running agent's status answer (GET /clawrelay/status), and the
+// exit code a script reads from it (STATUS_EXIT). Every line is escaped for the terminal: the relay's, the
+// gateway's and an app's error texts and a pause's reason quote what others wrote. Pure; imported by
+// cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts, lanes-display.test.ts,
+// live-app.e2e.test.ts and terminal-output.test.ts.
 import type { LiveSummary } from "../../protocol/index.ts";
 import type { AgentStatus, AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
 import { laneLines } from "./status-lanes.ts";
-import { terminalCut } from "./terminal-text.ts";
+import { terminalCut, terminalSafe } from "./terminal-text.ts";
+
+/**
+ * `clawrelay status`'s exit codes past 0 (running and delivering), 1 (no agent running, or another
+ * failure) and 2 (a usage mistake); when several hold, the one that stops the most wins: paused (nothing
+ * is posted until the cause is fixed), then gateway down, then a stalled lane. docs/local-agent.md has the table.
+ */
+export const STATUS_EXIT = { running: 0, paused: 3, gatewayDown: 4, laneStalled: 5 } as const;
+
+/**
+ * A lane is stalled when its head failed and waits to retry (the agent's lane with a last error and a
+ * next try), or a forward target is failing (its app refused or did not answer the last try).
+ */
+export function stalledLanes(d: AgentStatus["delivery"]): string[] {
+  // An older agent reports neither lanes nor forwards.
+  const lanes = (d.lanes ?? []).filter((l) => l.last_error !== null && l.next_try_at !== null).map((l) => l.lane);
+  const targets = (d.forwards ?? []).filter((f) => f.failing_since !== null).map((f) => `source:${f.source}`);
+  return [...new Set([...lanes, ...targets])];
+}
+
+/** The exit code for a running agent's status (STATUS_EXIT). */
+export function statusExitCode(s: AgentStatusAnswer): number {
+  const d = s.delivery;
+  if (d.paused) return STATUS_EXIT.paused;
+  if (d.gateway_down) return STATUS_EXIT.gatewayDown;
+  if (stalledLanes(d).length > 0) return STATUS_EXIT.laneStalled;
+  return STATUS_EXIT.running;
+}
 
 export function statusText(s: AgentStatusAnswer, pid: number, now: number): string {
   const summary = s.relay_queue;
@@ -35,7 +64,9 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
     ...hubSideLines(s.hub),
-  ].join("\n");
+  ]
+    .map(terminalSafe)
+    .join("\n");
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

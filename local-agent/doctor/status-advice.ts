@@ -25,10 +25,13 @@ const BACKLOG_WAIT_MS = 5_000;
  */
 export async function agentStatus(home: string, settingsPath: string, env: Environment): Promise<AgentStatusFound> {
   let settings: AgentSettings | null = null;
+  let unusable: string | null = null;
   try {
     settings = loadSettings(settingsPath);
-  } catch {
-    // A home with no settings can still say whether an agent runs there (findRunningAgent asks later).
+  } catch (err) {
+    // A home with no settings can still say whether an agent runs there (findRunningAgent asks later);
+    // when none does, the advice is this error's (run init), since `start` would only fail with it.
+    unusable = (err as Error).message;
   }
   const plugin = readPluginEntry(settings, env, home);
   const found = await locateAgent(home, () => settings?.agent_id ?? loadSettings(settingsPath).agent_id, plugin);
@@ -41,7 +44,9 @@ export async function agentStatus(home: string, settingsPath: string, env: Envir
     if (clear) warnings.push(clear);
     return { running: true, agent: found.agent, warnings };
   }
-  const fix = found.fix === "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)" ? "start it with: clawrelay start" : found.fix;
+  const startFix = found.fix === "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)";
+  if (startFix && unusable !== null) return { running: false, text: `${found.why}: ${unusable}, then start it with: clawrelay start` };
+  const fix = startFix ? "start it with: clawrelay start" : found.fix;
   const backlog = settings ? await relayBacklog(settings) : "";
   return { running: false, text: `${found.why} (${fix})${backlog}` };
 }

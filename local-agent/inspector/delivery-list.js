@@ -5,10 +5,14 @@
 // stands (the same element), so a message retried nine times during an outage is one row, not nine.
 // Newest message first. A live request the agent answered (kind "live", a negative id: no inbox message)
 // is a row of its own: method, path without its query, status and duration, never a body; it has no detail
-// to open. Imported by inspector.js; covered by test/node/inspector-deliveries.browser.test.ts
-// and inspector-retry.browser.test.ts (retryingCount, for "Retry now").
+// to open. While the gateway is down a message waiting for it posts only when its turn to probe comes, and
+// a failed probe sends no event: its row's attempts add the outage's probes as the status counts them
+// (setGatewayDown), instead of freezing at the count it had when the outage began. A forwarded event's URL
+// is shown whole (cut in its middle only past 160 characters). Imported by inspector.js; covered by
+// test/node/inspector-deliveries.browser.test.ts, inspector-retry.browser.test.ts (retryingCount, for
+// "Retry now") and inspector-outage.browser.test.ts.
 import { cell, clippedCell, el, reasonCell } from "./page-dom.js";
-import { duration, oneLine, statusClass } from "./page-text.js";
+import { duration, oneLine, statusClass, urlShown } from "./page-text.js";
 
 /** @typedef {{ kind?: "live", outcome: "delivered" | "rejected" | "retrying", id: number, subpath: string, sender: string | null, status: number, at: number, latency_ms: number, attempts: number, detail: string | null, target?: string, method?: string }} DeliveryEvent */
 /** @typedef {{ id: number, first_at: number, events: number, attempts: number, latest: DeliveryEvent }} MessageDeliveries */
@@ -25,6 +29,9 @@ const rows = new Map();
 let onOpen = () => {};
 /** @type {() => number | null} */
 let selectedId = () => null;
+/** @typedef {{ since: number, probes: number, reason: string }} GatewayDown the status's delivery.gateway_down */
+/** @type {GatewayDown | null} */
+let gatewayDown = null;
 
 /** What a click on a row does, and which message is open (its row is marked). */
 export function wireDeliveries(/** @type {typeof onOpen} */ open, /** @type {typeof selectedId} */ selected) {
@@ -65,6 +72,48 @@ export function retryingCount() {
   return n;
 }
 
+/**
+ * The gateway's outage as the agent's status says it (null: it answers): rows of messages waiting for it
+ * show its probes with their attempts, and follow its count. @param {GatewayDown | null} down
+ */
+export function setGatewayDown(down) {
+  const changed = (down?.since ?? null) !== (gatewayDown?.since ?? null) || (down?.probes ?? 0) !== (gatewayDown?.probes ?? 0);
+  gatewayDown = down;
+  if (!changed) return;
+  for (const m of messages.values()) {
+    const row = rows.get(m.id);
+    if (row && (waitsForGateway(m.latest) || row.dataset.probes !== undefined)) fill(m, row);
+  }
+}
+
+/** A gateway message whose latest event is a retry: while the gateway is down, it waits for a probe. @param {DeliveryEvent} d */
+const waitsForGateway = (d) => d.outcome === "retrying" && !d.target && d.kind !== "live";
+
+/**
+ * The attempts cell: the posts this page saw, plus — while the gateway is down — the outage's probes
+ * (made one at a time by the messages waiting for it), as the status counts them.
+ * @param {MessageDeliveries} m @param {HTMLTableRowElement} row
+ */
+function attemptsCell(m, row) {
+  const down = gatewayDown;
+  if (!down || !waitsForGateway(m.latest)) {
+    delete row.dataset.probes;
+    return cell("td", String(m.attempts), "attempts");
+  }
+  row.dataset.probes = String(down.probes);
+  const node = cell("td", `${m.attempts} + ${down.probes} probes`, "attempts status-warn");
+  node.title = `${m.attempts} posts of this message failed; since the gateway went down at ${new Date(down.since).toLocaleTimeString()} it was probed ${down.probes} times, one post at a time by the messages waiting for it (${down.reason})`;
+  return node;
+}
+
+/** A forwarded event's method and URL: the whole URL in the cell (cut in its middle only when very long) and its tooltip. @param {DeliveryEvent} d */
+function targetCell(d) {
+  const full = `${d.method ?? "POST"} ${d.target}`;
+  const node = cell("td", `${d.method ?? "POST"} ${urlShown(d.target ?? "")}`, "mono url");
+  node.title = full;
+  return node;
+}
+
 /** The gateway's own latest answer (a forwarded event's answer is its app's). */
 export function lastGatewayEvent() {
   let last = /** @type {DeliveryEvent | null} */ (null);
@@ -90,11 +139,11 @@ function fill(m, row) {
   row.replaceChildren(
     time,
     cell("td", live ? "live" : String(d.id), "mono"),
-    clipped(live ? `${d.method ?? "POST"} ${d.subpath}` : d.target ? `${d.method ?? "POST"} ${d.target}` : d.subpath),
+    live ? clipped(`${d.method ?? "POST"} ${d.subpath}`) : d.target ? targetCell(d) : clipped(d.subpath),
     clipped(d.sender ?? "—"),
     cell("td", d.status === 0 ? "—" : String(d.status), statusClass(d.status)),
     cell("td", duration(d.latency_ms)),
-    cell("td", String(m.attempts), "attempts"),
+    attemptsCell(m, row),
     reasonCell(d.detail ? `${word}: ${oneLine(d.detail)}` : word, full, CLASSES[d.outcome]),
   );
 }

@@ -4,7 +4,9 @@
 // page comes from local-agent/inspector/ (plain files, no build step, nothing fetched from elsewhere). An
 // Origin other than the page's own is refused, and the JSON API and event stream need the per-process
 // token the page carries, which another site's page cannot read, so it cannot replay or drop. What it
-// cannot do is a 4xx saying why; a 502 only when the relay fails. Covered by test/node/inspector.e2e.test.ts,
+// cannot do is a 4xx saying why; a 502 only when the relay fails. A message's credential headers are
+// always shown redacted (the relay and the delivery feed redact them too: this holds against an older
+// relay), and a forwarded one names its whole URL. Covered by test/node/inspector.e2e.test.ts,
 // inspector-refusals.e2e.test.ts, local-api-bad-input.e2e.test.ts, api-server.test.ts,
 // inspector.browser.test.ts and inspector-deliveries.browser.test.ts.
 import { randomBytes, timingSafeEqual } from "node:crypto";
@@ -12,7 +14,7 @@ import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import type { Context, Next } from "hono";
 import { streamSSE } from "hono/streaming";
-import { MESSAGE_STATES } from "../../protocol/index.ts";
+import { MESSAGE_STATES, forwardUrl, redactHeaderPairs, redactHeaderRecord } from "../../protocol/index.ts";
 import type { MessageState } from "../../protocol/index.ts";
 import type { AgentStatus } from "../agent-status.ts";
 import type { DeliveryFeed } from "./delivery-feed.ts";
@@ -157,15 +159,22 @@ export function inspectorRoutes(host: InspectorHost): { app: Hono; token: string
   return { app, token };
 }
 
-/** One message: the relay's copy while it has one, else the agent's own of a finished one. */
+/**
+ * One message: the relay's copy while it has one, else the agent's own of a finished one. Headers come
+ * redacted; a forwarded message's `target` is its whole URL (the source's target with the request's tail).
+ */
 async function shownMessage(host: InspectorHost, id: number): Promise<Record<string, unknown>> {
   try {
-    return { ...(await fromRelay(showMessage(host.access, id))), source: "relay" };
+    const shown = await fromRelay(showMessage(host.access, id));
+    const request = shown.request ? { ...shown.request, headers: redactHeaderPairs(shown.request.headers) } : shown.request;
+    const headers = shown.headers ? redactHeaderRecord(shown.headers) : null;
+    const target = shown.forward ? `${request?.method ?? "POST"} ${forwardUrl(shown.forward, request?.tail ?? "") ?? shown.forward}` : undefined;
+    return { ...shown, message: { ...shown.message, ...(target ? { target } : {}) }, headers, ...(request ? { request } : {}), source: "relay" };
   } catch (err) {
     const kept = host.feed.keptMessage(id);
     if (!kept || !(err instanceof AgentError) || err.status !== 404) throw err;
     const last = host.feed.recent.findLast((event) => event.id === id);
     const seen = last ? { subpath: last.subpath, sender: last.sender, attempts: last.attempts, last_status: last.status, ...(last.target ? { target: `${last.method ?? "POST"} ${last.target}` } : {}) } : {};
-    return { message: { id, state: "finished", kind: kept.kind, content_type: kept.content_type, ...seen }, body: kept.body, encoding: kept.encoding, headers: kept.headers, source: "agent" };
+    return { message: { id, state: "finished", kind: kept.kind, content_type: kept.content_type, ...seen }, body: kept.body, encoding: kept.encoding, headers: kept.headers ? redactHeaderRecord(kept.headers) : null, source: "agent" };
   }
 }

@@ -4,7 +4,7 @@
 // status, asks the relay's queue through the agent (/inspector/api/*) and sends replay, drop and "Retry
 // now" with the token the page was served with. Message bodies are the outside world's bytes: only ever set as text.
 // Served by local-agent/inspector/inspector-routes.ts; type-checked by tsconfig.inspector.json.
-import { addDelivery, deliveriesOf, lastGatewayEvent, resetDeliveries, retryingCount, wireDeliveries } from "./delivery-list.js";
+import { addDelivery, deliveriesOf, lastGatewayEvent, resetDeliveries, retryingCount, setGatewayDown, wireDeliveries } from "./delivery-list.js";
 import { renderChart } from "./hour-chart.js";
 import { setAgentLanes, setRelayLanes } from "./lane-panel.js";
 import { openMessage, selectedId, updateSeen, wireDetail } from "./message-detail.js";
@@ -54,6 +54,7 @@ function renderState(push) {
     answer.textContent = `${last.status === 0 ? "unreachable" : last.status} ${ago(clock.now() - last.at)}`;
     answer.className = `pill ${last.status >= 200 && last.status < 300 ? "ok" : last.status === 0 || last.status >= 500 ? "warn" : "bad"}`;
   }
+  renderGatewayDown(status.delivery.gateway_down);
   renderTotals();
   const error = el("last-error");
   const problem = status.delivery.paused ?? status.delivery.last_error?.message ?? null;
@@ -64,6 +65,19 @@ function renderState(push) {
   renderForwards(status.delivery.forwards ?? []);
   // An agent from before lanes reports none.
   setAgentLanes(status.delivery.lanes ?? []);
+}
+
+/**
+ * While the gateway is down (the status's gateway_down, as `clawrelay status` says GATEWAY DOWN): a red
+ * pill beside its address with since when and the probes so far, and the waiting rows' attempts follow.
+ * @param {AgentStatus["delivery"]["gateway_down"]} down
+ */
+function renderGatewayDown(down) {
+  const pill = el("gateway-down");
+  pill.hidden = down === null;
+  pill.textContent = down ? `gateway down since ${ago(clock.now() - down.since)} · probed ${down.probes} times` : "";
+  pill.title = down ? `${down.reason}; one post at a time probes it, every conversation goes on once it answers` : "";
+  setGatewayDown(down);
 }
 
 /**

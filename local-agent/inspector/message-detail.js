@@ -2,8 +2,11 @@
 // One message opened: a panel held in the window beside the list clicked — over the other list, at
 // whatever depth the page is scrolled — so it opens where the user is looking, with the message's metadata, what
 // this page saw of its deliveries (the whole last reason), its headers of interest and its body, and
-// Replay / Drop. Escape or × closes it. Imported by inspector.js; covered by
-// test/node/inspector.browser.test.ts and inspector-deliveries.browser.test.ts.
+// Replay / Drop. A replay queues the message again under a new id and the relay deletes the dead one: the
+// panel follows it to the new id (never left saying "dead"). A forwarded message names its whole URL.
+// Escape or × closes it. Imported by inspector.js; covered by test/node/inspector.browser.test.ts,
+// inspector-deliveries.browser.test.ts and inspector-outage.browser.test.ts.
+import { deliveriesOf } from "./delivery-list.js";
 import { api, cell, el, setText } from "./page-dom.js";
 import { hexDump, pretty } from "./page-text.js";
 
@@ -57,7 +60,7 @@ export async function openMessage(id, seen, from) {
       ["state", shown.source === "agent" ? "finished (the relay deleted it on ack; the agent kept this copy)" : m.state],
       ["delivery here", seenHere(seen)],
       ["lane", m.lane],
-      ["kind", m.kind], ["sub-path", m.subpath], ["forwarded to", m.target], ["content-type", m.content_type], ["size", m.size === undefined ? undefined : `${m.size} bytes`],
+      ["kind", m.kind], ["sub-path", m.subpath], ["forwarded to", m.target ?? (seen?.latest.target ? `${seen.latest.method ?? "POST"} ${seen.latest.target}` : undefined)], ["content-type", m.content_type], ["size", m.size === undefined ? undefined : `${m.size} bytes`],
       ["received", m.received_at ? new Date(m.received_at).toLocaleString() : undefined], ["sender", m.sender], ["msg_id", m.msg_id], ["type", m.type],
       ["attempts reported", m.attempts || undefined], ["last status", m.last_status], ["reason", m.reason], ["replay of", m.replay_of],
     ]);
@@ -84,9 +87,12 @@ async function replay() {
   if (selected === null) return;
   try {
     const answer = /** @type {{ replayed: number, id: number }} */ (await api(`/inspector/api/messages/${selected}/replay`, { method: "POST" }));
-    setText("action-result", `queued again as message ${answer.id}`);
     /** @type {HTMLButtonElement} */ (el("replay")).disabled = true;
+    const from = el("detail").dataset.beside === "deliveries" ? "deliveries" : "queue";
+    const opened = openMessage(answer.id, deliveriesOf(answer.id), from);
+    setText("action-result", `queued again as message ${answer.id} (message ${answer.replayed} is gone from the relay; this panel shows the new one)`);
     afterAction();
+    await opened;
   } catch (err) {
     setText("action-result", `replay refused: ${err instanceof Error ? err.message : String(err)}`);
   }

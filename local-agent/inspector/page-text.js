@@ -1,6 +1,7 @@
 // @ts-check
 // Text for a person on the inspector page: ages, durations, a status's colour, a reason cut to one line,
-// a body formatted (JSON indented, other bytes as a hex dump), what "Retry now" woke. Pure; the page's
+// a body formatted (JSON indented, other bytes as a hex dump), a long URL cut in its middle, what "Retry
+// now" woke. Pure; the page's
 // clock follows the agent's.
 // Imported by the page's modules (inspector.js, delivery-list.js, message-detail.js, hour-chart.js); covered by
 // test/node/inspector.browser.test.ts and inspector-deliveries.browser.test.ts.
@@ -42,6 +43,18 @@ export function oneLine(text, max = 80) {
   const line = first.replace(/\s+/g, " ").trim();
   if (line.length > max) return `${line.slice(0, max - 1).trimEnd()}…`;
   return rest.length > 0 ? `${line} …` : line;
+}
+
+/**
+ * A URL to show in a narrow cell: whole up to `max` characters; past that, its start (the origin and the
+ * path's beginning) and its end (the path's last part and the query) around a "…" — never only the
+ * origin. The whole URL goes in the tooltip and the message's detail. @param {string} url @param {number} [max]
+ */
+export function urlShown(url, max = 160) {
+  const points = [...url];
+  if (points.length <= max) return url;
+  const head = Math.ceil((max - 1) * 0.6);
+  return `${points.slice(0, head).join("")}…${points.slice(points.length - (max - 1 - head)).join("")}`;
 }
 
 /** @param {string} base64 */

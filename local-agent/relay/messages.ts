@@ -2,14 +2,14 @@
 // message — replay a dead one, drop any one. Every call is a request signed with the agent's key
 // (the relay's GET/POST/DELETE /inbox/{id}/queue…). Returns text; cli.ts prints it.
 import type { MessageState, QueueItem, QueueSummary, StoredRequest } from "../../protocol/index.ts";
-import { forwardUrl } from "../../protocol/index.ts";
+import { forwardUrl, redactHeaderPairs, redactHeaderRecord } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
 import type { AgentSettings } from "../settings.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
 import type { RelayAnswer } from "./relay-api.ts";
-import { terminalCut, terminalSafe } from "../cli/terminal-text.ts";
+import { terminalBlock, terminalCut, terminalSafe } from "../cli/terminal-text.ts";
 
 export interface InboxAccess {
   relayUrl: string;
@@ -86,8 +86,9 @@ export function formatAge(ms: number, spoken = false): string {
   return spoken ? `${n} ${unit}` : `${n}${unit}`;
 }
 
+/** A sub-path is the sender's (any URL tail), as are an envelope's type and sender on an older relay: escaped. */
 function where(item: QueueItem): string {
-  return item.subpath ?? `(envelope ${item.type ?? "?"} from ${item.sender ?? "?"})`;
+  return terminalSafe(item.subpath ?? `(envelope ${item.type ?? "?"} from ${item.sender ?? "?"})`);
 }
 
 /** A lane's name holds sender-chosen text (a session key): escaped, and cut to keep the table readable. */
@@ -96,7 +97,7 @@ const LANE_WIDTH = 32;
 /** One line per message, with a header; the reason last, since it is the longest. A lane column when the relay reports lanes. */
 export function messagesTable(items: readonly QueueItem[], nowMs: number): string {
   const withLane = items.some((m) => m.lane !== undefined);
-  const rows = items.map((m) => [String(m.id), m.state, where(m), ...(withLane ? [terminalCut(m.lane ?? "", LANE_WIDTH)] : []), String(m.size), formatAge(nowMs - m.received_at), String(m.attempts), m.reason ?? ""]);
+  const rows = items.map((m) => [String(m.id), m.state, where(m), ...(withLane ? [terminalCut(m.lane ?? "", LANE_WIDTH)] : []), String(m.size), formatAge(nowMs - m.received_at), String(m.attempts), terminalSafe(m.reason ?? "")]);
   const header = ["ID", "STATE", "SUB-PATH", ...(withLane ? ["LANE"] : []), "SIZE", "AGE", "ATTEMPTS", "REASON"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
@@ -108,17 +109,31 @@ export function summaryLine(summary: QueueSummary, nowMs: number): string {
   return `${summary.queued} queued, ${summary.sent} sent (in flight), ${summary.dead} dead${oldest}`;
 }
 
-/** The JSON a script gets from `messages --json`: the relay's items plus their age. */
+/** The JSON a script gets from `messages --json`: the relay's items plus their age (cli.ts escapes what a terminal would act on). */
 export function messagesJson(items: readonly QueueItem[], nowMs: number): string {
   return JSON.stringify(items.map((m) => ({ ...m, age_sec: Math.round((nowMs - m.received_at) / 1000) })), null, 2);
 }
 
-export function messageDetail(shown: ShownMessage): string {
+/**
+ * `messages show --json`: the relay's answer with every credential header's value redacted (the relay
+ * redacts them too; this holds against an older relay): neither the text nor the JSON ever prints one.
+ */
+export function shownRedacted(shown: ShownMessage): ShownMessage {
+  return {
+    ...shown,
+    ...(shown.headers ? { headers: redactHeaderRecord(shown.headers) } : {}),
+    ...(shown.request ? { request: { ...shown.request, headers: redactHeaderPairs(shown.request.headers) } } : {}),
+  };
+}
+
+/** What `messages show` prints: every value the sender or an app wrote escaped, credentials redacted, the body's lines kept. */
+export function messageDetail(unredacted: ShownMessage): string {
+  const shown = shownRedacted(unredacted);
   const m = shown.message;
   const lines: [string, string | number | null][] = [
     ["id", m.id],
     ["state", m.state],
-    ["lane", m.lane === undefined ? null : terminalSafe(m.lane)],
+    ["lane", m.lane ?? null],
     ["kind", m.kind],
     ["sub-path", m.subpath],
     ["content-type", m.content_type],
@@ -136,11 +151,11 @@ export function messageDetail(shown: ShownMessage): string {
   ];
   if (shown.forward) lines.push(["forwarded to", forwardUrl(shown.forward, shown.request?.tail ?? "") ?? shown.forward]);
   if (shown.request) lines.push(["request", `${shown.request.method} …${shown.request.tail}`]);
-  // The sender's own headers when the relay kept them (signatures included: this is the owner's view).
+  // The sender's own headers when the relay kept them (signatures included: this is the owner's view; credentials redacted).
   const headers = shown.request ? shown.request.headers : Object.entries(shown.headers ?? {});
   for (const [name, value] of headers) lines.push([name, value]);
-  const head = lines.filter(([, v]) => v !== null && v !== "").map(([k, v]) => `${`${k}:`.padEnd(14)}${String(v)}`);
-  const body = shown.encoding === "utf8" ? prettyIfJson(shown.body) : `(not UTF-8: ${m.size} bytes, base64)\n${shown.body}`;
+  const head = lines.filter(([, v]) => v !== null && v !== "").map(([k, v]) => `${`${terminalSafe(k)}:`.padEnd(13)} ${terminalSafe(String(v))}`);
+  const body = shown.encoding === "utf8" ? terminalBlock(prettyIfJson(shown.body)) : `(not UTF-8: ${m.size} bytes, base64)\n${shown.body}`;
   const next = m.state === "dead" ? [`\nreplay: clawrelay messages replay ${m.id}    drop: clawrelay messages drop ${m.id}`] : [];
   return [...head, "", body, ...next].join("\n");
 }

@@ -183,7 +183,8 @@ describe("usage mistakes: exit 2, one line, then the usage", () => {
   it("--debug and --home are accepted by every command, before or after it", async () => {
     const h = await home();
     for (const args of [["status", "--debug"], ["--debug", "status"], ["--home", h.env.CLAWRELAY_HOME!, "status"], ["status", "--home", h.env.CLAWRELAY_HOME!, "--debug"]]) {
-      expectOneLine(await runCli(args, h.env), "clawrelay: no running agent found (start it with: clawrelay start)");
+      // A home without settings (issue 32: status said to start, and start asked for init): init first.
+      expectOneLine(await runCli(args, h.env), `clawrelay: no running agent found: no settings at ${join(h.env.CLAWRELAY_HOME!, "agent.json")}; run \`clawrelay init --relay <url>\` first, then start it with: clawrelay start`);
     }
   });
 });
