@@ -2,9 +2,11 @@
 // raw paths with dot segments, which fetch() and Request would resolve before sending, and a WebSocket
 // upgrade without Sec-WebSocket-Key, which an in-process fetch fills in (the auth deadline as a remote
 // client sees it is in auth-deadline.e2e.test.ts), and a forwarded request's headers as the runtime hands
-// them over (sorted, repeats joined: what docs/forwarding.md says the app gets). Plus one property: whatever raw hook path arrives, a stored sub-path is
+// them over (sorted, repeats joined: what docs/forwarding.md says the app gets), and CONNECT, which the
+// runtime answers before any of the relay's code could (docs/protocol.md, Conventions). Plus one property: whatever raw hook path arrives, a stored sub-path is
 // canonical. The workerd-side findings are in test/worker/bad-input/probe-findings.test.ts.
 import { request } from "node:http";
+import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -159,5 +161,31 @@ describe("the sender's headers as a forward target gets them (docs/forwarding.md
       ["x-zeta", "1"],
       ["x-clawrelay-source", "app"],
     ]);
+  });
+});
+
+/** The bytes a server answers to `text` sent as is, up to its close. */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(relay.port, "127.0.0.1", () => socket.write(text));
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("end", () => resolve(Buffer.concat(chunks).toString()));
+    socket.on("error", reject);
+  });
+}
+
+describe("the probe's finding 12: CONNECT", () => {
+  it("never reaches the relay's code: the runtime answers it (docs/protocol.md, Conventions), nothing is stored, and the relay answers the next request", async () => {
+    const inbox = await claimInbox();
+    for (const path of ["/healthz", `/inbox/${inbox.id}/hooks/agent`, "example.com:443"]) {
+      const answer = await rawExchange(`CONNECT ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      // Miniflare's entry Worker has no connect() handler; the relay's one-shape JSON is never made for it.
+      expect(answer, path).toMatch(/^HTTP\/1\.1 500 /);
+      expect(answer).not.toContain('"error"');
+    }
+    relay.takeLogs(/connect\(\) function|connect event/);
+    expect(await storedSubpaths(inbox)).toEqual([]);
+    expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
   });
 });
