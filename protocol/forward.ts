@@ -110,14 +110,37 @@ export function addressClass(address: string): AddressClass | null {
   return v6 ? classifyIpv6(v6) : null;
 }
 
+/** "localhost" or a name under .localhost: loopback by definition, though a resolver may say otherwise (/etc/hosts). */
+export function isLocalhostName(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  return host === "localhost" || host.endsWith(".localhost");
+}
+
+/**
+ * 0.0.0.0 and :: (and ::ffff:0.0.0.0): the addresses a server listens on to mean "every interface" — not a
+ * place to send to. Linux happens to connect them to this machine; other systems refuse them.
+ */
+export function isUnspecifiedAddress(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[(.*)\]$/, "$1").replace(/%.*$/, "");
+  const v4 = ipv4Parts(host);
+  if (v4) return v4.every((b) => b === 0);
+  const v6 = host.includes(":") ? ipv6Bytes(host) : null;
+  if (!v6) return false;
+  const mapped = v6.slice(0, 10).every((b) => b === 0) && v6[10] === 0xff && v6[11] === 0xff;
+  return (mapped ? v6.slice(12) : v6).every((b) => b === 0);
+}
+
 export type TargetCheck = { ok: true; url: string; host: string; hostClass: AddressClass | null } | { ok: false; problem: string };
 
 /**
  * A forward target as the owner gives it: an absolute http(s) URL with no user name, password or
- * fragment; an IP literal outside loopback and private networks only with `allowPublic`. A host name
- * passes here (hostClass null) and is checked where it is resolved.
+ * fragment, not an unspecified address (0.0.0.0, ::); an IP literal outside loopback and private
+ * networks only with `allowPublic`. A host name passes here (hostClass null) and is checked where it is
+ * resolved; so is localhost (loopback here, required to resolve to loopback where it is posted to).
+ * `stored`: a target the relay already holds, read by the agent to post to — one set to 0.0.0.0 before
+ * those were refused keeps working (Linux and macOS connect it to this machine).
  */
-export function checkForwardTarget(value: string, allowPublic: boolean): TargetCheck {
+export function checkForwardTarget(value: string, allowPublic: boolean, options: { stored?: boolean } = {}): TargetCheck {
   if (value.length === 0 || value.length > FORWARD_URL_MAX_LENGTH) return { ok: false, problem: `a target is an http:// or https:// URL of at most ${FORWARD_URL_MAX_LENGTH} characters, e.g. http://127.0.0.1:3000/webhooks` };
   let url: URL;
   try {
@@ -128,6 +151,9 @@ export function checkForwardTarget(value: string, allowPublic: boolean): TargetC
   if (url.protocol !== "http:" && url.protocol !== "https:") return { ok: false, problem: `a target must be http:// or https://, not ${url.protocol}` };
   if (url.username || url.password) return { ok: false, problem: "a target may not hold a user name or password: they would be shown wherever the target is listed" };
   if (url.hash) return { ok: false, problem: "a target may not have a #fragment: it is never sent" };
+  if (isUnspecifiedAddress(url.hostname) && !options.stored) {
+    return { ok: false, problem: `${url.hostname} is where a server listens ("every interface"), not an address to send to: give http://127.0.0.1:${url.port || (url.protocol === "https:" ? 443 : 80)}${url.pathname === "/" ? "" : url.pathname} for an app on this machine, or the machine's own address` };
+  }
   const hostClass = addressClass(url.hostname);
   if (hostClass === "public" && !allowPublic) {
     return { ok: false, problem: `${url.hostname} is a public address: targets are loopback or private addresses unless you allow a public one (--allow-public-target), so the agent cannot be made a proxy to the internet` };

@@ -3,7 +3,11 @@
 // agent's JWT as a bearer token and runs under a deadline whose timer is cleared when the call ends:
 // AbortSignal.timeout's timer would stay pending for its whole span after a quick answer, and a pending
 // timer keeps a Durable Object from hibernating (billed time after every pull). Every answer is read as
-// the relay reads a request (strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth).
+// the relay reads a request (strict-json.ts: UTF-8, no duplicate key, no lone surrogate, bounded depth),
+// and read as a stream up to a byte cap (HUB_ANSWER_MAX_BYTES; a page HUB_PAGE_MAX_BYTES): reading stops
+// there, so a hub that answers with 200 MB costs the relay its cap, not 800 MB. Redirects are never
+// followed: a hub's 3xx is an error naming where it pointed (a redirect to 169.254.169.254 or a private
+// address would otherwise turn the relay into the hub's fetcher of the operator's network).
 // Every failure is a HubCallError, whose message never holds the JWT (it travels only in the
 // Authorization header, and a refusal that echoes it has it cut out). The endpoints are in
 // hub-api-registry.ts and hub-api-inbox.ts, pages of records in hub-page.ts. Covered by
@@ -14,12 +18,20 @@ import { parseStrictJson } from "./strict-json.ts";
 
 /** The relay's deadline for a hub call (request and body); the hub's own webhook deadline is the same. */
 export const HUB_DEADLINE_MS = 10_000;
+/** The most of an answer read: a key, a token, a policy or a refusal is a few KiB. */
+export const HUB_ANSWER_MAX_BYTES = 1024 * 1024;
+/**
+ * The most of a page of records read (GET /hub/inbox, /hub/history): 100 records of 160 KiB each. A
+ * Durable Object has 128 MB; a page is held as bytes, as text and parsed at once.
+ */
+export const HUB_PAGE_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * A hub call that failed. To whoever the relay answers, it is a 502 (the hub failed the request) with a
  * stable code: hub_unreachable (no answer before the deadline), hub_unauthorized (401: the JWT was ended
  * by a newer one, or is wrong), hub_refused (any other non-2xx), hub_bad_answer (an answer the client
- * cannot use), or an endpoint's own (key_lookup_failed, hub_no_open_registration …).
+ * cannot use), hub_answer_too_large (past the byte cap), hub_redirected (a 3xx: never followed), or an
+ * endpoint's own (key_lookup_failed, hub_no_open_registration …).
  */
 export class HubCallError extends RelayError {
   /** The hub's HTTP status on a refusal; 502 for an answer the client cannot use; 0 when none came. */
@@ -55,6 +67,8 @@ export interface HubCallOptions {
   token?: string;
   /** "text": a page read record by record (hub-page.ts), not as one object. */
   read?: "object" | "text";
+  /** The most of the answer's body read (default HUB_ANSWER_MAX_BYTES; a page's is HUB_PAGE_MAX_BYTES). */
+  maxBytes?: number;
 }
 
 export interface HubClient {
@@ -103,6 +117,59 @@ function readBody(text: string | null): { body: Record<string, unknown>; problem
   return { body: value as Record<string, unknown>, problem: null };
 }
 
+const mib = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`;
+
+/** A body past the cap: reading stopped there, and what was read is dropped. */
+function tooLarge(where: string, maxBytes: number): HubCallError {
+  return new HubCallError(502, "hub_answer_too_large", `${where}: the hub's answer is larger than the ${mib(maxBytes)} clawrelay reads of it; nothing of it was used`);
+}
+
+/** The body, read chunk by chunk up to `maxBytes`; past it the stream is cancelled (the rest never comes in). */
+async function readCapped(response: Response, maxBytes: number, where: string): Promise<Uint8Array> {
+  const declared = Number(response.headers.get("content-length") ?? "");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined); // Refused for its declared size: nothing to read, nothing to report.
+    throw tooLarge(where, maxBytes);
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    total += next.value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined); // The refusal below is the report; a failed cancel changes nothing.
+      throw tooLarge(where, maxBytes);
+    }
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** A 3xx (or the opaque answer a browser-like fetch gives for one): never followed, named by where it led. */
+function redirected(base: string, where: string, status: number, location: string | null): HubCallError {
+  let to = "no Location";
+  if (location !== null) {
+    try {
+      to = new URL(location, base).origin;
+    } catch {
+      // A Location that is not a URL: named as such, its text is the hub's and may be anything.
+      to = "a Location that is not a URL";
+    }
+  }
+  return new HubCallError(
+    status,
+    "hub_redirected",
+    `${where}: the hub answered ${status || "a redirect"} to ${to}; clawrelay follows no redirect from a hub — if the hub moved, set its new URL (hub_url) yourself`,
+  );
+}
+
 export function hubClient(hubUrl: string, options: HubClientOptions = {}): HubClient {
   const url = hubUrl.replace(/\/+$/, "");
   const deadlineMs = options.deadlineMs ?? HUB_DEADLINE_MS;
@@ -113,16 +180,23 @@ export function hubClient(hubUrl: string, options: HubClientOptions = {}): HubCl
     const body = callOptions.bodyJson ?? (callOptions.body === undefined ? undefined : JSON.stringify(callOptions.body));
     if (body !== undefined) headers["content-type"] = "application/json";
     if (token !== undefined) headers.authorization = `Bearer ${token}`;
+    const where = `${method} ${path}`;
+    const maxBytes = callOptions.maxBytes ?? HUB_ANSWER_MAX_BYTES;
     let reply: { status: number; headers: Record<string, string>; text: string | null };
     try {
       reply = await withDeadline(deadlineMs, async (signal) => {
-        const response = await send(url + path, { method, headers, ...(body === undefined ? {} : { body }), signal });
+        const response = await send(url + path, { method, headers, ...(body === undefined ? {} : { body }), signal, redirect: "manual" });
+        if ((response.status >= 300 && response.status <= 399) || (response.type as string) === "opaqueredirect") {
+          await response.body?.cancel().catch(() => undefined); // The redirect is refused whatever its body says.
+          throw redirected(url + path, where, response.status, response.headers.get("location"));
+        }
         const names: Record<string, string> = {};
         response.headers.forEach((value, name) => (names[name.toLowerCase()] = value));
-        return { status: response.status, headers: names, text: decodeUtf8Text(new Uint8Array(await response.arrayBuffer())) };
+        return { status: response.status, headers: names, text: decodeUtf8Text(await readCapped(response, maxBytes, where)) };
       });
     } catch (err) {
-      throw new HubCallError(0, "hub_unreachable", withoutToken(`cannot reach the hub at ${url} (${method} ${path}): ${(err as Error).message}`, token));
+      if (err instanceof HubCallError) throw err;
+      throw new HubCallError(0, "hub_unreachable", withoutToken(`cannot reach the hub at ${url} (${where}): ${(err as Error).message}`, token));
     }
     // A refusal may echo the request; its words end up in messages and logs.
     const ok = reply.status >= 200 && reply.status <= 299;

@@ -3,7 +3,9 @@
 // surrogate, too deep) is set aside with the reason instead of failing the page, so one bad record
 // neither holds up the others nor comes back forever: the relay's pull stores it dead and confirms it,
 // its bridge passes over it, the agent's history reader sees a record without an envelope. A page whose
-// own frame is bad is a HubCallError (hub_bad_answer). Used by hub-api-inbox.ts; covered by
+// own frame is bad is a HubCallError (hub_bad_answer). A page holding more records than were asked for
+// is cut to the number asked (the rest are neither stored nor confirmed: leased records come back when
+// their lease ends), so a hub cannot fill an inbox with one answer. Used by hub-api-inbox.ts; covered by
 // test/protocol/hub-page.test.ts.
 import { HubCallError } from "./hub-api-core.ts";
 import { MAX_JSON_DEPTH, containerEnd, strictJsonProblem } from "./strict-json.ts";
@@ -48,9 +50,10 @@ function isMessagesList(text: string, at: number): boolean {
 /**
  * The page's records in the hub's order and whether more follow. Each refused record is replaced in
  * the text by a marker, and comes back as {hub_msg_id, envelope: null, [REFUSED]}; one without a
- * readable hub_msg_id cannot be confirmed or passed over, so it is left out.
+ * readable hub_msg_id cannot be confirmed or passed over, so it is left out. At most `limit` records
+ * (the number asked for) come back; a page cut to it says more follow.
  */
-export function readPage(text: string, what: string): { messages: HubRecord[]; hasMore: boolean } {
+export function readPage(text: string, what: string, limit: number): { messages: HubRecord[]; hasMore: boolean; cut: number } {
   const marker = `clawrelay-refused-${crypto.randomUUID()}-`;
   const refused: HubRecord[] = [];
   let rest = text;
@@ -80,5 +83,6 @@ export function readPage(text: string, what: string): { messages: HubRecord[]; h
       return set?.hub_msg_id ? set : null;
     })
     .filter((m): m is HubRecord => typeof m === "object" && m !== null && typeof (m as HubRecord).hub_msg_id === "string");
-  return { messages, hasMore: page.has_more === true };
+  const cut = Math.max(0, messages.length - limit);
+  return { messages: messages.slice(0, limit), hasMore: page.has_more === true || cut > 0, cut };
 }

@@ -1,8 +1,10 @@
 // The address guard of forwarded posts: a target outside loopback and private networks only when its
 // source allows a public one (--allow-public-target), so a relay's word cannot make the agent a proxy
-// into the internet. An IP literal or localhost is decided by its text (protocol addressClass); any
-// other name is checked where it is resolved, by the lookup the connection itself uses, so a name that
-// answers a private address to one check and a public one to the connect (DNS rebinding) cannot pass.
+// into the internet. An IP literal is decided by its text (protocol addressClass); a name is checked
+// where it is resolved, by the lookup the connection itself uses, so a name that answers a private
+// address to one check and a public one to the connect (DNS rebinding) cannot pass. `localhost` is no
+// exception: it is loopback by definition (RFC 6761), but /etc/hosts may say otherwise, so the agent
+// connects to it only when every address it resolves to is loopback, whatever the source allows.
 // And the agent's own local API (status, messages, retry, delegation, the inspector), on this machine at
 // its port, is never a target, whatever the source allows: whoever holds a source's URL would otherwise
 // read and act on the inbox through it. Imported by app-client.ts and cli/forward-flags.ts; covered by
@@ -46,6 +48,31 @@ export function guardedLookup(source: string, target: string, base: LookupFuncti
       const all: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
       const outside = all.map((a) => a.address).filter((a) => addressClass(a) !== "loopback" && addressClass(a) !== "private");
       if (outside.length > 0) return callback(refusal(hostname, outside, source, target), Array.isArray(address) ? [] : "", family);
+      callback(null, address, family);
+    });
+  };
+}
+
+/** Why a target may not be posted to: it is named localhost and resolves outside loopback here. */
+export class LocalhostNotLoopbackError extends Error {
+  override readonly name = "LocalhostNotLoopbackError";
+  readonly code = "ECLAWRELAY_LOCALHOST_NOT_LOOPBACK";
+}
+
+/**
+ * A `lookup` for localhost (and names under .localhost) that fails the connection with
+ * LocalhostNotLoopbackError unless every address it would use is loopback.
+ */
+export function loopbackLookup(source: string, target: string, base: LookupFunction = dnsLookup as LookupFunction): LookupFunction {
+  return (hostname, options, callback) => {
+    base(hostname, options, (err, address, family) => {
+      if (err) return callback(err, address, family);
+      const all: LookupAddress[] = Array.isArray(address) ? address : [{ address, family: family ?? 0 }];
+      const outside = all.map((a) => a.address).filter((a) => addressClass(a) !== "loopback");
+      if (outside.length > 0) {
+        const fix = `fix this machine's hosts file (/etc/hosts), or point the source at the loopback address: clawrelay sources set ${source} --forward ${target.replace(hostname, "127.0.0.1")}`;
+        return callback(new LocalhostNotLoopbackError(`${hostname} resolves to ${outside.join(", ")} on this machine, not a loopback address: the agent posts to ${hostname} only on loopback; ${fix}`), Array.isArray(address) ? [] : "", family);
+      }
       callback(null, address, family);
     });
   };

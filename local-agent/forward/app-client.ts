@@ -10,10 +10,10 @@ import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import { addressClass } from "../../protocol/index.ts";
+import { addressClass, isLocalhostName } from "../../protocol/index.ts";
 import type { ForwardMethod, LiveMethod } from "../../protocol/index.ts";
 import { DEFAULT_API_PORT } from "../api/api-server.ts";
-import { apiPortLookup, guardedLookup, literalRefusal, OwnApiTargetError, ownApiRefusal, PublicTargetError } from "./address-guard.ts";
+import { apiPortLookup, guardedLookup, literalRefusal, LocalhostNotLoopbackError, loopbackLookup, OwnApiTargetError, ownApiRefusal, PublicTargetError } from "./address-guard.ts";
 import { answerDetail, FORWARD_DEFAULTS, isRefusedConnection, wholeAnswer } from "./app-response.ts";
 import type { AppAnswer } from "./app-response.ts";
 
@@ -73,12 +73,13 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
   const https = url.protocol === "https:";
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const port = Number(url.port) || (https ? 443 : 80);
-  const literal = addressClass(host) !== null;
-  const refused = (literal ? ownApiRefusal(host, port, apiPorts, message.source) : null) ?? (message.allowPublic ? null : literalRefusal(url.hostname, message.source, message.target));
+  const localName = isLocalhostName(host);
+  const literal = !localName && addressClass(host) !== null;
+  const refused = (literal ? ownApiRefusal(host, port, apiPorts, message.source) : null) ?? (message.allowPublic || localName ? null : literalRefusal(url.hostname, message.source, message.target));
   if (refused) return Promise.resolve({ kind: "not_sent", reason: refused.message });
-  // A name's addresses are checked as the connection resolves it; an IP literal or localhost was decided above.
-  const named = !message.allowPublic && !literal;
-  const guarded = named ? guardedLookup(message.source, message.target, lookup) : lookup;
+  // A name's addresses are checked as the connection resolves it (localhost's must all be loopback); an IP literal was decided above.
+  const named = !message.allowPublic && !literal && !localName;
+  const guarded = localName ? loopbackLookup(message.source, message.target, lookup) : named ? guardedLookup(message.source, message.target, lookup) : lookup;
   const resolve = !literal && apiPorts.includes(port) ? apiPortLookup(message.source, port, apiPorts, guarded) : guarded;
   // Raw headers keep the sender's order and repeated names; Node then adds nothing but Connection. A
   // bodiless GET or HEAD says no length, as a browser's does (some servers refuse one that says 0).
@@ -137,7 +138,7 @@ function postToApp(message: AppRequest, agents: { http: HttpAgent[]; https: Http
       return done({ kind: "not_sent", reason: `not posted: ${(err as Error).message}` });
     }
     req.on("error", (err: NodeJS.ErrnoException) => {
-      if (err instanceof PublicTargetError || err instanceof OwnApiTargetError) return finish({ kind: "not_sent", reason: err.message });
+      if (err instanceof PublicTargetError || err instanceof OwnApiTargetError || err instanceof LocalhostNotLoopbackError) return finish({ kind: "not_sent", reason: err.message });
       finish({ kind: "unreachable", detail: unreachableText(err, url), refusedConnection: isRefusedConnection(err.code) });
     });
     if (signal?.aborted) onAbort();

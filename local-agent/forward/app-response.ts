@@ -4,11 +4,13 @@
 // event; 408, 429, 5xx, a time-out or a reset retry it and spend one of its retry budget (the source's
 // `retries`, protocol/lanes.ts FORWARD_POLICY); a refused connection (nothing listening) retries it and
 // spends nothing, since the app never saw it; a redirect or any other 4xx is the event's own fault, so
-// it goes to the dead shelf with what the app said. A live request's answer read whole (wholeAnswer) is
+// it goes to the dead shelf with what the app said (a Stripe event refused for its signature's age
+// with the tolerance recipe too: stale-signature.ts). A live request's answer read whole (wholeAnswer) is
 // shaped here for both clients that read one. Covered by test/node/forward-delivery.test.ts,
 // forward-policy.test.ts, live-app.e2e.test.ts and live-gateway.e2e.test.ts.
 import { FORWARD_POLICY } from "../../protocol/index.ts";
 import { parseRetryAfter } from "../delivery/gateway-response.ts";
+import { staleStripeHint } from "./stale-signature.ts";
 
 export const FORWARD_DEFAULTS = {
   /** After a target's first failure its next attempt goes at once; after the second this, doubling with each failure in a row… */
@@ -68,7 +70,13 @@ export function answerDetail(bytes: Uint8Array): string {
   return new TextDecoder().decode(bytes.subarray(0, 1024)).replace(/\s+/g, " ").trim().slice(0, 200);
 }
 
-export function classifyAppAnswer(answer: AppAnswer, source: string, nowMs = Date.now()): AppOutcome {
+/** What was posted, as far as the reason for a refusal needs it: its headers, and its message id for the replay command. */
+export interface PostedEvent {
+  headers: readonly (readonly [string, string])[];
+  id: number | null;
+}
+
+export function classifyAppAnswer(answer: AppAnswer, source: string, nowMs = Date.now(), posted: PostedEvent = { headers: [], id: null }): AppOutcome {
   if (answer.kind === "not_sent") return { kind: "rejected", reason: answer.reason };
   if (answer.kind === "unreachable") return { kind: "retry", reason: answer.detail, waitMs: null, spends: !answer.refusedConnection };
   const { status, detail } = answer;
@@ -83,7 +91,8 @@ export function classifyAppAnswer(answer: AppAnswer, source: string, nowMs = Dat
     const where = answer.location ?? "(no Location header)";
     return { kind: "rejected", reason: `the app redirected to ${where} (${status}); forwarded events do not follow redirects. Forward to that URL: clawrelay sources set ${source} --forward ${where}` };
   }
-  return { kind: "rejected", reason: `the app refused this event with ${what}` };
+  const hint = status >= 400 && status < 500 ? staleStripeHint(posted.headers, nowMs, posted.id) : null;
+  return { kind: "rejected", reason: `the app refused this event with ${what}${hint ? `. ${hint}` : ""}` };
 }
 
 /**

@@ -96,7 +96,7 @@ export class ForwardDelivery {
         if (answer.kind !== "not_sent") attempts++;
         const status = answer.kind === "answered" ? answer.status : 0;
         if (answer.kind === "answered") state.last_answer = { status, detail: answer.detail, at: Date.now(), id: frame.id };
-        const outcome = classifyAppAnswer(answer, forward.source);
+        const outcome = classifyAppAnswer(answer, forward.source, Date.now(), { headers: request.headers, id: frame.id });
         if (outcome.kind === "accepted") {
           backoff.succeeded(attempt);
           return this.accept(pending, state, where, shownAs, status, attempts);

@@ -53,7 +53,7 @@ export function forwardRequest(frame: DeliveryFrame, forward: ForwardFrame): Bui
   const { source, target, tail, method } = forward;
   const fail = (problem: string): BuiltRequest => ({ ok: false, problem: `not forwarded: ${problem}` });
   // Public IP literals are the address guard's to refuse (app-client.ts), with the fix in its reason.
-  const check = checkForwardTarget(target, true);
+  const check = checkForwardTarget(target, true, { stored: true });
   if (!check.ok) return fail(`the source's target cannot be used (${check.problem}); set another: clawrelay sources set ${source} --forward URL`);
   if (!(FORWARD_METHODS as readonly string[]).includes(method)) return fail(`the method ${String(method).slice(0, 20)} is not one a forwarded event may have (${FORWARD_METHODS.join(", ")})`);
   const url = typeof tail === "string" ? forwardUrl(check.url, tail) : null;

@@ -63,7 +63,7 @@ export async function answerLiveRequest(frame: LiveRequestFrame, targets: LiveTa
   const timeoutMs = liveTimeoutMs(frame);
   if (frame.to === "app") {
     const source = frame.source ?? "";
-    const check = checkForwardTarget(String(frame.target ?? ""), true);
+    const check = checkForwardTarget(String(frame.target ?? ""), true, { stored: true });
     if (!check.ok) return failed("target_refused", `the source's target cannot be used (${check.problem}); set another: clawrelay sources set ${source} --forward URL`, true);
     const url = forwardUrl(check.url, frame.tail);
     if (url === null) return failed("bad_request", `its URL tail "${frame.tail.slice(0, 80)}" would leave the target's path or is not a path and query`, true);

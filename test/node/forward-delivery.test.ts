@@ -82,6 +82,31 @@ describe("what the app's answer means", () => {
     expect(classifyAppAnswer({ kind: "answered", status: 429, retryAfter: "86400", location: null, detail: "" }, "shop")).toMatchObject({ kind: "retry", waitMs: 300_000 });
   });
 
+  it("a Stripe event refused (4xx) when posted more than 300 s after Stripe signed it: the shelf reason adds the tolerance recipe and the replay command", async () => {
+    const shop = await app();
+    shop.script({ status: 400, body: "Webhook Error: Timestamp outside the tolerance zone" });
+    const wired = wiredLoop();
+    stopAfter(wired.loop);
+    const signed = (ageSec: number): [string, string][] => [["content-type", "application/json"], ["stripe-signature", `t=${Math.floor(Date.now() / 1000) - ageSec},v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd`]];
+    wired.loop.push(forwardFrame(11, { target: shop.url, headers: signed(2 * 3600) }));
+    await waitUntil("refused", () => wired.rejected.length === 1);
+    expect(wired.rejected[0]!.rejection.reason).toBe(
+      "the app refused this event with 400: Webhook Error: Timestamp outside the tolerance zone. Stripe signed this event 2 h before it was posted, past the 300 s its SDK accepts by default; " +
+        "the relay checked the signature when the event arrived, so give the SDK a longer tolerance — stripe.webhooks.constructEvent(body, signature, secret, 259200) — then: clawrelay messages replay 11",
+    );
+    // A fresh one refused for another reason, or an event without a Stripe signature, gets the app's words only.
+    shop.script({ status: 400, body: "No signatures found matching the expected signature" });
+    wired.loop.push(forwardFrame(12, { target: shop.url, headers: signed(10) }));
+    shop.script({ status: 400, body: "bad" });
+    wired.loop.push(forwardFrame(13, { target: shop.url }));
+    await waitUntil("both refused", () => wired.rejected.length === 3);
+    expect(wired.rejected.slice(1).map((r) => r.rejection.reason)).toEqual(["the app refused this event with 400: No signatures found matching the expected signature", "the app refused this event with 400: bad"]);
+    // A stale one the app takes is simply delivered, and a 5xx is retried as ever.
+    const late = signed(3600);
+    expect(classifyAppAnswer({ kind: "answered", status: 503, retryAfter: null, location: null, detail: "" }, "shop", Date.now(), { headers: late, id: 1 })).toMatchObject({ kind: "retry", reason: "the app answered 503" });
+    expect(classifyAppAnswer({ kind: "answered", status: 200, retryAfter: null, location: null, detail: "" }, "shop", Date.now(), { headers: late, id: 1 })).toEqual({ kind: "accepted" });
+  });
+
   it("400: to the dead shelf with the status and the app's first bytes (≤ 200 characters, whitespace collapsed)", async () => {
     const shop = await app();
     shop.script({ status: 400, body: `  Webhook Error:\n\n  No signatures   found matching the expected signature ${"x".repeat(400)}` });

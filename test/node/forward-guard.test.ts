@@ -13,6 +13,7 @@ import { DEFAULT_API_PORT } from "../../local-agent/api/api-server.ts";
 import { UsageError } from "../../local-agent/cli/cli-args.ts";
 import { checkedTarget } from "../../local-agent/cli/forward-flags.ts";
 import { guardedLookup, literalRefusal } from "../../local-agent/forward/address-guard.ts";
+import { checkForwardTarget } from "../../protocol/index.ts";
 import { createAppClient } from "../../local-agent/forward/app-client.ts";
 import type { AppClient, AppRequest } from "../../local-agent/forward/app-client.ts";
 import { waitUntil } from "../support/node/stack.ts";
@@ -103,6 +104,39 @@ describe("the address guard", () => {
     const answer = await client(failing).post(request("http://public.example/x", true));
     expect(answer).toMatchObject({ kind: "unreachable", detail: expect.stringContaining("ENOTFOUND") });
     expect(asked).toEqual(["public.example"]);
+  });
+
+  it("regression: localhost is not trusted by its text — posted to only when it resolves to loopback here, whatever the source allows", async () => {
+    const shop = await app();
+    for (const [answer, allowPublic] of [["203.0.113.7", false], ["203.0.113.7", true], ["10.0.0.5", false]] as const) {
+      const hosts = fakeLookup(answer);
+      const refused = await client(hosts).post(request(`http://localhost:${shop.port}/x`, allowPublic));
+      expect(refused.kind, answer).toBe("not_sent");
+      expect(refused.kind === "not_sent" && refused.reason).toBe(
+        `localhost resolves to ${answer} on this machine, not a loopback address: the agent posts to localhost only on loopback; fix this machine's hosts file (/etc/hosts), or point the source at the loopback address: clawrelay sources set shop --forward http://127.0.0.1:${shop.port}/x`,
+      );
+      expect(hosts.asked).toEqual(["localhost"]);
+    }
+    expect(shop.requests).toEqual([]);
+    expect(await client(fakeLookup("127.0.0.1")).post(request(`http://localhost:${shop.port}/x`))).toMatchObject({ kind: "answered", status: 200 });
+    expect(await client(fakeLookup("127.0.0.1")).post(request(`http://app.localhost:${shop.port}/x`))).toMatchObject({ kind: "answered", status: 200 });
+    expect(shop.requests).toHaveLength(2);
+  });
+
+  it("0.0.0.0 and [::] are refused as targets when set (where a server listens, not a destination), naming the address to give; one already stored is still posted to", async () => {
+    for (const host of ["0.0.0.0", "[::]", "[::ffff:0.0.0.0]"]) {
+      const check = checkForwardTarget(`http://${host}:3000/hooks`, false);
+      expect(check.ok, host).toBe(false);
+      expect(!check.ok && check.problem).toBe(`${new URL(`http://${host}/`).hostname} is where a server listens ("every interface"), not an address to send to: give http://127.0.0.1:3000/hooks for an app on this machine, or the machine's own address`);
+      await expect(checkedTarget(`http://${host}:3000/hooks`, true)).rejects.toThrow(UsageError);
+      expect(checkForwardTarget(`http://${host}:3000/hooks`, false, { stored: true }).ok).toBe(true);
+    }
+    for (const host of ["0.0.0.1", "[::1]", "127.0.0.1"]) expect(checkForwardTarget(`http://${host}:3000/`, false).ok, host).toBe(true);
+    const shop = await app();
+    const wired = wiredLoop();
+    stopAfter(wired.loop);
+    wired.loop.push(forwardFrame(1, { target: `http://0.0.0.0:${shop.port}/hooks`, tail: "/a" }));
+    await waitUntil("posted to the stored 0.0.0.0 target", () => shop.requests.length === 1);
   });
 
   it("a refused target's event goes to the dead shelf with the reason, and the source's next event is tried on its own", async () => {

@@ -1,9 +1,12 @@
 // The outside probe's findings that need a real socket (the relay bundled in Miniflare on a port):
 // raw paths with dot segments, which fetch() and Request would resolve before sending, and a WebSocket
 // upgrade without Sec-WebSocket-Key, which an in-process fetch fills in (the auth deadline as a remote
-// client sees it is in auth-deadline.e2e.test.ts). Plus one property: whatever raw hook path arrives, a stored sub-path is
+// client sees it is in auth-deadline.e2e.test.ts), and a forwarded request's headers as the runtime hands
+// them over (sorted, repeats joined: what docs/forwarding.md says the app gets), and CONNECT, which the
+// runtime answers before any of the relay's code could (docs/protocol.md, Conventions). Plus one property: whatever raw hook path arrives, a stored sub-path is
 // canonical. The workerd-side findings are in test/worker/bad-input/probe-findings.test.ts.
 import { request } from "node:http";
+import { connect } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -29,9 +32,10 @@ beforeAll(async () => {
 afterAll(() => relay?.stop());
 
 /** An HTTP request whose path goes on the wire exactly as given (no URL parsing, no dot resolution). */
-function raw(method: string, path: string, headers: Record<string, string>, body = ""): Promise<RawAnswer> {
+function raw(method: string, path: string, headers: Record<string, string> | string[], body = ""): Promise<RawAnswer> {
+  const length = ["content-length", String(Buffer.byteLength(body))];
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port: relay.port, method, path, headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+    const req = request({ host: "127.0.0.1", port: relay.port, method, path, headers: Array.isArray(headers) ? [...headers, ...length] : { ...headers, [length[0]!]: length[1]! } }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers["content-type"] ?? ""), body: Buffer.concat(chunks).toString() }));
@@ -44,7 +48,7 @@ function raw(method: string, path: string, headers: Record<string, string>, body
 interface Inbox {
   id: string;
   token: string;
-  signed(method: string, path: string): Promise<Response>;
+  signed(method: string, path: string, body?: unknown): Promise<Response>;
 }
 
 async function claimInbox(): Promise<Inbox> {
@@ -64,7 +68,7 @@ async function claimInbox(): Promise<Inbox> {
   });
   const json = (await res.json()) as { webhook_token?: string };
   if (res.status !== 201 || !json.webhook_token) throw new Error(`claim failed: ${res.status} ${JSON.stringify(json)}`);
-  return { id, token: json.webhook_token, signed: (method, path) => signed(method, path) };
+  return { id, token: json.webhook_token, signed };
 }
 
 /** The sub-paths of every stored message (the owner's queue API). */
@@ -137,5 +141,51 @@ describe("raw hook paths, generated", () => {
       }),
       { seed: SEED, numRuns: RAW_PATH_RUNS },
     );
+  });
+});
+
+describe("the sender's headers as a forward target gets them (docs/forwarding.md, 'What the app receives')", () => {
+  it("are kept sorted by name, lower-cased, a repeated name's values joined with ', ' in the order sent (the runtime's Headers do this before the Worker reads them), then the relay's own", async () => {
+    const inbox = await claimInbox();
+    const added = await inbox.signed("POST", `/inbox/${inbox.id}/sources`, { name: "app", kind: "token", forward: "http://127.0.0.1:3000" });
+    expect(added.status).toBe(201);
+    const path = new URL(((await added.json()) as { post_url: string }).post_url).pathname;
+    const sent = ["Host", `127.0.0.1:${relay.port}`, "X-Zeta", "1", "Content-Type", "application/json", "X-Multi", "first", "x-alpha", "2", "X-MULTI", "second"];
+    const posted = await raw("POST", path, sent, "{}");
+    expect(posted.status, posted.body).toBe(200);
+    const polled = (await (await inbox.signed("GET", `/inbox/${inbox.id}/messages?ack=false`)).json()) as { messages: { forward?: { headers: [string, string][] } }[] };
+    expect(polled.messages[0]!.forward!.headers.filter(([name]) => name !== "host")).toEqual([
+      ["content-type", "application/json"],
+      ["x-alpha", "2"],
+      ["x-multi", "first, second"],
+      ["x-zeta", "1"],
+      ["x-clawrelay-source", "app"],
+    ]);
+  });
+});
+
+/** The bytes a server answers to `text` sent as is, up to its close. */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(relay.port, "127.0.0.1", () => socket.write(text));
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("end", () => resolve(Buffer.concat(chunks).toString()));
+    socket.on("error", reject);
+  });
+}
+
+describe("the probe's finding 12: CONNECT", () => {
+  it("never reaches the relay's code: the runtime answers it (docs/protocol.md, Conventions), nothing is stored, and the relay answers the next request", async () => {
+    const inbox = await claimInbox();
+    for (const path of ["/healthz", `/inbox/${inbox.id}/hooks/agent`, "example.com:443"]) {
+      const answer = await rawExchange(`CONNECT ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      // Miniflare's entry Worker has no connect() handler; the relay's one-shape JSON is never made for it.
+      expect(answer, path).toMatch(/^HTTP\/1\.1 500 /);
+      expect(answer).not.toContain('"error"');
+    }
+    relay.takeLogs(/connect\(\) function|connect event/);
+    expect(await storedSubpaths(inbox)).toEqual([]);
+    expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
   });
 });

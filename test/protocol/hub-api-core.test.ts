@@ -6,6 +6,7 @@
 // key look-up and a token refresh make of each answer.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
+  HUB_ANSWER_MAX_BYTES,
   HUB_DEADLINE_MS,
   HUB_TOKEN_LIFETIME_MS,
   HubCallError,
@@ -184,5 +185,31 @@ describe("token refresh", () => {
   it("a refusal keeps the hub's status and words; an answer without a token is hub_bad_answer", async () => {
     expect(await caught(() => refresh(json(409, { detail: "Nonce already used" })).token)).toMatchObject({ code: "hub_refused", hubStatus: 409, detail: "Nonce already used" });
     expect(await caught(() => refresh(json(200, { expires_at: 1_800_000_000 })).token)).toMatchObject({ code: "hub_bad_answer", message: "the hub's answer to POST /registry/agents/ag_ff73a0647bbc/token/refresh carries no agent_token" });
+  });
+});
+
+describe("an answer's bounds", () => {
+  it("refuses a body past the cap as it streams, pulling no more of it once past, and one that declares a larger length unread", async () => {
+    let pulled = 0;
+    const endless = () =>
+      new Response(new ReadableStream<Uint8Array>({ pull: (controller) => void (pulled++, controller.enqueue(new Uint8Array(64 * 1024))) }), { status: 200 });
+    const client = hubClient("https://hub", { fetch: fakeHub(async () => endless()).fetch });
+    const err = await caught(() => client.call("GET", "/hub/inbox", { maxBytes: 1024 * 1024 }));
+    expect(err).toMatchObject({ code: "hub_answer_too_large", status: 502 });
+    expect(err.message).toBe("GET /hub/inbox: the hub's answer is larger than the 1 MiB clawrelay reads of it; nothing of it was used");
+    // 16 chunks fill the cap; the 17th passes it; the stream may have queued one more ahead of the reader.
+    expect(pulled).toBeLessThanOrEqual(18);
+    const declared = hubClient("https://hub", { fetch: fakeHub(new Response("{}", { headers: { "content-length": String(HUB_ANSWER_MAX_BYTES + 1) } })).fetch });
+    expect((await caught(() => hubJson(declared, "GET", "/registry/agents/ag_1/policy"))).code).toBe("hub_answer_too_large");
+  });
+
+  it("never follows a redirect: a 3xx is a hub_redirected naming where it led, and the request asked fetch not to follow", async () => {
+    const hub = fakeHub(new Response(null, { status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }));
+    const asked: (string | undefined)[] = [];
+    const fetch = ((input: RequestInfo | URL, init?: RequestInit) => (asked.push(init?.redirect), hub.fetch(input, init))) as typeof globalThis.fetch;
+    const err = await caught(() => hubJson(hubClient("https://hub", { fetch }), "GET", "/hub/inbox"));
+    expect(err).toMatchObject({ code: "hub_redirected", hubStatus: 302 });
+    expect(err.message).toContain("the hub answered 302 to http://169.254.169.254; clawrelay follows no redirect from a hub");
+    expect(asked).toEqual(["manual"]);
   });
 });

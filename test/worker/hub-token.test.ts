@@ -84,6 +84,30 @@ describe("the inbox's hub token", () => {
     expect(((await stale.json()) as { taken: boolean }).taken).toBe(false);
     expect(await errorCode(await signedFetch(inbox.agent, "PUT", path, { token: "has space", expires_at: 1 }))).toBe("invalid_hub_token");
   });
+
+  it("refuses an offer with an unknown field, or an expiry past the JWT's own exp or years ahead, naming why; the held token stays", async () => {
+    const inbox = await pullingInbox();
+    await holdAlarm(inbox);
+    const path = `/inbox/${inbox.agent.id}/hub/token`;
+    const refusal = async (body: Record<string, unknown>) => (await (await signedFetch(inbox.agent, "PUT", path, body)).json()) as { error: { code: string; message: string } };
+    const theirs = await refreshElsewhere(inbox.agent.id, 60);
+    expect(await refusal({ token: theirs.agent_token, expires_at: theirs.expires_at, source: "owner", admin: true })).toEqual({
+      error: { code: "invalid_hub_token", message: 'unknown field "source", "admin": send {"token": "<the hub JWT>", "expires_at": <unix seconds>}' },
+    });
+    const year9999 = Math.floor(Date.UTC(9999, 11, 31) / 1000);
+    const far = await refusal({ token: theirs.agent_token, expires_at: year9999 });
+    expect(far.error.code).toBe("invalid_hub_token_expiry");
+    expect(far.error.message).toContain("more than 7 days ahead");
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    const jwt = [{ alg: "HS256" }, { agent_id: inbox.agent.id, exp }].map((part) => toBase64Url(utf8(JSON.stringify(part)))).join(".") + ".c2ln";
+    const pastExp = await refusal({ token: jwt, expires_at: exp + 2 * 24 * 3600 });
+    expect(pastExp.error).toEqual({ code: "invalid_hub_token_expiry", message: `expires_at ${exp + 2 * 24 * 3600} is later than the token's own exp (${exp}): send the expiry the hub gave with the token` });
+    const held = (await (await signedFetch(inbox.agent, "GET", path)).json()) as { token: string };
+    expect([theirs.agent_token, jwt]).not.toContain(held.token);
+    // The same JWT offered with its own exp is read (200); not taken, since the token held ends later.
+    const fair = await signedFetch(inbox.agent, "PUT", path, { token: jwt, expires_at: exp });
+    expect([fair.status, ((await fair.json()) as { taken: boolean }).taken]).toEqual([200, false]);
+  });
 });
 
 describe("a refreshed token's expiry (protocol/hub-token.ts answeredHubToken, as the relay's refresh reads it)", () => {

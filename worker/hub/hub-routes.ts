@@ -6,10 +6,11 @@
 // POST /inbox/{id}/hub/pull — pull now (pull mode). Mounted by inbox-routes.ts; covered by
 // test/worker/hub-token.test.ts and test/worker/hub-pull.test.ts.
 import { Hono } from "hono";
-import { RelayError, parseHubToken } from "../../protocol/index.ts";
+import { RelayError } from "../../protocol/index.ts";
 import { requireOwner, requireOwnerJson } from "../access/request-auth.ts";
 import type { OwnedInbox } from "../access/request-auth.ts";
 import type { HubLink } from "./hub-link.ts";
+import { readTokenOffer } from "./hub-token.ts";
 
 export function hubRoutes(owner: OwnedInbox, hub: HubLink): Hono {
   const app = new Hono();
@@ -27,8 +28,7 @@ export function hubRoutes(owner: OwnedInbox, hub: HubLink): Hono {
 
   app.put("/inbox/:agent_id/hub/token", async (c) => {
     const { json } = await requireOwnerJson(owner, c.req.raw, 16 * 1024, "a token's fixed limit", "a hub token is a few hundred characters");
-    const offer = typeof json === "object" && json !== null && !Array.isArray(json) ? parseHubToken(json as Record<string, unknown>) : null;
-    if (!offer) throw new RelayError(400, "invalid_hub_token", 'send {"token": "<the hub JWT>", "expires_at": <unix seconds>}');
+    const offer = readTokenOffer(json, Date.now());
     const { taken, held } = await hub.offerToken(offer, "owner", Date.now());
     return c.json({ taken, expires_at: held ? held.expiresAtMs / 1000 : null, source: held?.source ?? null });
   });

@@ -8,7 +8,7 @@
 // Times are ms inside; the wire (the hub_token frame, the token routes) and the stored row keep the
 // hub's unix seconds for `expires_at`. Owned by the hub link (hub-link.ts); covered by
 // test/worker/hub-token.test.ts and test/node/hub-link.e2e.test.ts.
-import { HubCallError, hubClient, refreshHubToken } from "../../protocol/index.ts";
+import { HubCallError, RelayError, hubClient, instantMs, jwtClaims, parseHubToken, refreshHubToken } from "../../protocol/index.ts";
 import type { HubToken, HubTokenFrame } from "../../protocol/index.ts";
 import { openSecret, sealSecret } from "../access/secret-box.ts";
 import type { InboxConfig } from "../inbox-config.ts";
@@ -161,6 +161,36 @@ export class HubTokenKeeper {
       return call(await this.tokenFor(nowMs));
     }
   }
+}
+
+/** An offered token's expiry at most this far ahead: the hub's tokens live 24 h; a week leaves room for a wrong clock. */
+export const HUB_TOKEN_MAX_AHEAD_MS = 7 * 24 * 3600_000;
+/** A JWT's `exp` and the hub's `expires_at` are written apart; a minute covers the two being a second or so apart. */
+const JWT_EXP_SLACK_MS = 60_000;
+const OFFER_FIELDS = ["token", "expires_at"];
+
+/**
+ * The body of PUT …/hub/token as a token offer, or a 400 naming what is wrong: a field other than
+ * token and expires_at, or an expiry no token can have — past the JWT's own `exp`, or more than a week
+ * ahead (a year-9999 expiry would keep a dead token held and never refreshed).
+ */
+export function readTokenOffer(json: unknown, nowMs: number): HubTokenFrame {
+  const shape = 'send {"token": "<the hub JWT>", "expires_at": <unix seconds>}';
+  if (typeof json !== "object" || json === null || Array.isArray(json)) throw new RelayError(400, "invalid_hub_token", shape);
+  const unknown = Object.keys(json).filter((name) => !OFFER_FIELDS.includes(name));
+  if (unknown.length > 0) throw new RelayError(400, "invalid_hub_token", `unknown field ${unknown.map((name) => JSON.stringify(name)).join(", ")}: ${shape}`);
+  const offer = parseHubToken(json as Record<string, unknown>);
+  if (!offer) throw new RelayError(400, "invalid_hub_token", shape);
+  const expiresAtMs = offer.expires_at * 1000;
+  const latestMs = nowMs + HUB_TOKEN_MAX_AHEAD_MS;
+  if (expiresAtMs > latestMs) {
+    throw new RelayError(400, "invalid_hub_token_expiry", `expires_at ${offer.expires_at} is more than 7 days ahead (the hub's tokens live 24 h): send the expiry the hub gave with the token`);
+  }
+  const exp = instantMs(jwtClaims(offer.token).exp);
+  if (exp !== null && expiresAtMs > exp + JWT_EXP_SLACK_MS) {
+    throw new RelayError(400, "invalid_hub_token_expiry", `expires_at ${offer.expires_at} is later than the token's own exp (${Math.floor(exp / 1000)}): send the expiry the hub gave with the token`);
+  }
+  return offer;
 }
 
 /** What `hub status` may show of the token (never the token itself), in the view's units. */

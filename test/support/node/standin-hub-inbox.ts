@@ -2,14 +2,20 @@
 // (the hub keeps one current token: an older one is refused with 401, as recorded in
 // test/fixtures/hub/current/token-refresh.json), the pull inbox with 120 s leases, renew and ack
 // (lease-ack-status.json), and history (newest first without a cursor, oldest first after one:
-// history.json). Records are scripted by tests through /__test; the shapes are the fixtures'.
-// Used by standin-hub.ts only.
+// history.json). Records are scripted by tests through /__test; the shapes are the fixtures'. The next
+// pull's answer can be scripted as a hub that breaks the rules would send it (InboxScript: a huge body, a
+// page of more records than asked, a redirect). Used by standin-hub.ts only.
 import type { IncomingMessage } from "node:http";
 
 export interface Answer {
   status: number;
   body: unknown;
+  /** Instead of `body`: the next pull's scripted answer, written by standin-hub.ts. */
+  script?: InboxScript;
 }
+
+/** The next GET /hub/inbox answered as a misbehaving hub would: `bytes` of JSON, a page as given, a redirect. */
+export type InboxScript = { kind: "bytes"; bytes: number } | { kind: "page"; text: string } | { kind: "redirect"; status: number; location: string };
 
 interface Leased {
   record: Record<string, unknown>;
@@ -28,6 +34,7 @@ interface AgentSide {
   renewed: string[];
   history: Record<string, unknown>[];
   pulls: number;
+  script: InboxScript | null;
 }
 
 const LEASE_MS = 120_000;
@@ -39,7 +46,7 @@ export class StandinAgents {
 
   private side(agentId: string): AgentSide {
     let side = this.agents.get(agentId);
-    if (!side) this.agents.set(agentId, (side = { token: null, expiresAt: 0, clockAheadSec: 0, refreshes: 0, inbox: [], acked: [], renewed: [], history: [], pulls: 0 }));
+    if (!side) this.agents.set(agentId, (side = { token: null, expiresAt: 0, clockAheadSec: 0, refreshes: 0, inbox: [], acked: [], renewed: [], history: [], pulls: 0, script: null }));
     return side;
   }
 
@@ -69,6 +76,9 @@ export class StandinAgents {
     const ids = new Set(((body as { message_ids?: unknown } | null)?.message_ids as string[] | undefined) ?? []);
     if (where === "GET /hub/inbox") {
       side.pulls++;
+      const script = side.script;
+      side.script = null;
+      if (script) return { status: 200, body: null, script };
       const limit = Number(url.searchParams.get("limit") ?? 10);
       const ready = side.inbox.filter((l) => l.state === "queued" || (l.state === "processing" && l.leaseUntil <= now));
       const batch = ready.slice(0, limit);
@@ -103,6 +113,10 @@ export class StandinAgents {
     const side = this.side(agentId);
     if (method === "POST" && what === "inbox") {
       for (const record of body as Record<string, unknown>[]) side.inbox.push({ record, state: "queued", leaseUntil: 0 });
+      return { status: 200, body: { ok: true } };
+    }
+    if (method === "POST" && what === "inbox-script") {
+      side.script = body as InboxScript;
       return { status: 200, body: { ok: true } };
     }
     if (method === "POST" && what === "history") {

@@ -7,6 +7,7 @@ import { createPublicKey, verify } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { StandinAgents } from "./standin-hub-inbox.ts";
+import type { InboxScript } from "./standin-hub-inbox.ts";
 import type { RuntimeLog } from "./runtime-log.ts";
 
 interface HubKey {
@@ -28,6 +29,38 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+const CHUNK = Buffer.alloc(64 * 1024, 0x61);
+
+/**
+ * A scripted pull answer. `bytes`: a JSON page padded to that size, chunked without a length, as fast as
+ * the reader takes it; what was written by the time the connection ended is kept for the test.
+ */
+function writeScript(res: ServerResponse, script: InboxScript, written: (bytes: number) => void): void {
+  if (script.kind === "redirect") {
+    res.writeHead(script.status, { location: script.location, "content-type": "application/json" });
+    return void res.end('{"detail":"moved"}');
+  }
+  if (script.kind === "page") {
+    res.writeHead(200, { "content-type": "application/json" });
+    return void res.end(script.text);
+  }
+  res.writeHead(200, { "content-type": "application/json" });
+  let sent = 0;
+  res.on("close", () => written(sent));
+  const head = '{"messages":[],"pad":"';
+  res.write(head);
+  sent += head.length;
+  const more = (): void => {
+    while (sent + CHUNK.length < script.bytes - 2) {
+      sent += CHUNK.length;
+      if (!res.write(CHUNK)) return void res.once("drain", more);
+    }
+    sent += 2;
+    res.end('"}');
+  };
+  more();
+}
+
 function json(res: ServerResponse, status: number, value: unknown): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(value));
@@ -39,6 +72,8 @@ export async function startStandinHub(runtimeLog?: RuntimeLog): Promise<StandinH
   const receipts = new Map<string, unknown[]>(); // receipt `from` -> bodies, including refused ones
   const receiptScripts = new Map<string, number[]>(); // receipt `from` -> statuses to answer in turn
   const agents = new StandinAgents();
+  const scriptedBytes: number[] = []; // what each `bytes` answer had written when its connection ended
+  let redirectHits = 0;
 
   /** A refresh is proven by an active key of the agent signing the base64-decoded nonce. */
   function refreshAllowed(agentId: string, body: { key_id?: string; nonce?: string; sig?: string }): boolean {
@@ -73,6 +108,7 @@ export async function startStandinHub(runtimeLog?: RuntimeLog): Promise<StandinH
       if (parts[0] === "hub") {
         const text = req.method === "POST" ? await readBody(req) : "";
         const answer = agents.route(req, url, text ? JSON.parse(text) : null);
+        if (answer?.script) return writeScript(res, answer.script, (bytes) => scriptedBytes.push(bytes));
         if (answer) return json(res, answer.status, answer.body);
       }
       if (parts[0] === "__test" && parts[1] === "agents") {
@@ -93,6 +129,10 @@ export async function startStandinHub(runtimeLog?: RuntimeLog): Promise<StandinH
           return json(res, 200, { ok: true });
         }
         if (req.method === "GET" && parts[1] === "receipts") return json(res, 200, receipts.get(parts[2]!) ?? []);
+        // A redirect's target on the hub itself: a client that followed one would be counted here.
+        if (parts[1] === "redirect-target") return json(res, 200, { hits: ++redirectHits });
+        if (req.method === "GET" && parts[1] === "redirect-hits") return json(res, 200, { hits: redirectHits });
+        if (req.method === "GET" && parts[1] === "scripted-bytes") return json(res, 200, scriptedBytes);
         // ?match=<regular expression>: the runtime's reports of the relay's resets that match, taken (not printed).
         if (req.method === "GET" && parts[1] === "runtime-log") return json(res, 200, runtimeLog?.take(new RegExp(url.searchParams.get("match") ?? "")) ?? []);
       }

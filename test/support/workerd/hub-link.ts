@@ -44,6 +44,17 @@ export async function refreshElsewhere(agentId: string, laterSec = 0): Promise<{
   return (await hub(`/__test/agents/${agentId}/refresh`, { method: "POST", body: JSON.stringify({ later_sec: laterSec }) })) as { agent_token: string; expires_at: number };
 }
 
+/** The agent's next pull answered as a misbehaving hub would (standin-hub-inbox.ts, InboxScript). */
+export function scriptNextPull(agentId: string, script: { kind: "bytes"; bytes: number } | { kind: "page"; text: string } | { kind: "redirect"; status: number; location: string }): Promise<unknown> {
+  return hub(`/__test/agents/${agentId}/inbox-script`, { method: "POST", body: JSON.stringify(script) });
+}
+
+/** How often a redirect's target on the stand-in hub was fetched, and what each scripted huge answer had written when its connection ended. */
+export async function hubProbes(): Promise<{ redirectHits: number; scriptedBytes: number[] }> {
+  const { hits } = (await hub("/__test/redirect-hits")) as { hits: number };
+  return { redirectHits: hits, scriptedBytes: (await hub("/__test/scripted-bytes")) as number[] };
+}
+
 export async function hubSide(agentId: string): Promise<HubSideState> {
   return (await hub(`/__test/agents/${agentId}/state`)) as HubSideState;
 }

@@ -134,7 +134,7 @@ describe("hub answers are read strictly", () => {
   it("readPage sets aside a record with a duplicate key or too deep, keeps the order, and refuses a bad page frame with a HubCallError", () => {
     const deep = '{"a":'.repeat(80) + "1" + "}".repeat(80);
     const page = `{"messages":[{"hub_msg_id":"h1","envelope":{}},{"hub_msg_id":"h2","envelope":{"v":1,"v":2}},{"hub_msg_id":"h3","envelope":${deep}},{"envelope":{"x":1,"x":2}},{"hub_msg_id":"h4"}],"has_more":true}`;
-    const { messages, hasMore } = readPage(page, "inbox pull");
+    const { messages, hasMore } = readPage(page, "inbox pull", 50);
     expect(hasMore).toBe(true);
     // The record with no hub_msg_id cannot be confirmed: it is left out, as any record without one.
     expect(messages.map((m) => m.hub_msg_id)).toEqual(["h1", "h2", "h3", "h4"]);
@@ -142,7 +142,7 @@ describe("hub answers are read strictly", () => {
     expect(messages[1]![REFUSED]!.text).toBe('{"hub_msg_id":"h2","envelope":{"v":1,"v":2}}');
     expect(messages[1]!.envelope).toBeNull();
     for (const frame of ['{"messages":[],"messages":[]}', '{"messages":["\\ud800"]}', "[1]", "not json", '{"messages":[{"hub_msg_id":"h1"}],"extra":"\\udc00"}']) {
-      expect(() => readPage(frame, "history")).toThrow(HubCallError);
+      expect(() => readPage(frame, "history", 100)).toThrow(HubCallError);
     }
   });
 });
