@@ -4,6 +4,7 @@
 // (doctor-gateway.ts), and last whether an agent — standalone or the plugin — runs (doctor-agent.ts).
 // Covered by test/node/cli-send-doctor.e2e.test.ts, doctor-gateway.e2e.test.ts and doctor-agent.test.ts.
 import { isAgentId } from "../../protocol/index.ts";
+import { AgentError } from "../errors.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
 import { settingsIdentity } from "../identity.ts";
 import type { Identity } from "../identity.ts";
@@ -48,7 +49,7 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     if (!isAgentId(settings.agent_id)) add("FAIL", `agent_id ${settings.agent_id} is not an ag_ id`, "run clawrelay init --force");
     else add("OK", `key ${identity.keyId} for ${settings.agent_id}${identity.agentId === settings.agent_id ? "" : " (an authorised key)"}`);
   } catch (err) {
-    add("FAIL", (err as Error).message, "run clawrelay init --relay <url>");
+    add("FAIL", (err as Error).message, notAFile(err) ? `put your agent.json back at ${settingsPath} (a regular file), or claim again: clawrelay init --relay <url> --force` : "run clawrelay init --relay <url>");
   }
 
   const overrides = settings?.gateway ?? flags ?? {};
@@ -93,13 +94,16 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
       add("OK", `OpenClaw config ${file.location!.path} (found by ${file.location!.source})`);
     }
   } catch (err) {
-    add("FAIL", (err as Error).message, "fix the syntax; the gateway will not start either");
+    add("FAIL", (err as Error).message, notAFile(err) ? "point OPENCLAW_CONFIG_PATH (or agent.json gateway.config_path) at the gateway's real openclaw.json" : "fix the syntax; the gateway will not start either");
   }
 
   if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
   await agentChecks(home, usable, plugin, usable ? locate() : null, summary, add);
   return checks;
 }
+
+/** A settings file refused as a FIFO, a device, a directory or too large (gateway/config-file.ts), not as bad JSON. */
+const notAFile = (err: unknown) => err instanceof AgentError && err.code === "config_file_unreadable";
 
 export function doctorReport(checks: Check[]): string {
   return checks.map((c) => `[${c.level}] ${c.what}${c.fix ? `\n       fix: ${c.fix}` : ""}`).join("\n");
