@@ -19,7 +19,7 @@ import { agentChecks, queueChecks } from "./doctor-agent.ts";
 import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
 import { hubChecks } from "./doctor-hub.ts";
-import type { Level } from "./doctor-gateway.ts";
+import type { HooksTokenOverride, Level } from "./doctor-gateway.ts";
 import { dirname } from "node:path";
 import { fileMode, loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
@@ -97,9 +97,16 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
     add("FAIL", (err as Error).message, notAFile(err) ? "point OPENCLAW_CONFIG_PATH (or agent.json gateway.config_path) at the gateway's real openclaw.json" : "fix the syntax; the gateway will not start either");
   }
 
-  if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add);
+  if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add, hooksTokenOverride(settings, settingsPath, lookupEnv));
   await agentChecks(home, usable, plugin, usable ? locate() : null, summary, add);
   return checks;
+}
+
+/** agent.json's gateway.hooks_token, with openclaw.json's own token to compare; null when agent.json sets none. */
+function hooksTokenOverride(settings: AgentSettings | null, settingsPath: string, lookupEnv: Environment): HooksTokenOverride | null {
+  if (!settings?.gateway?.hooks_token) return null;
+  const file = readOpenClawConfig(lookupEnv);
+  return { settingsPath, configToken: gatewaySettingsFrom(file.config, file.env).hooksToken };
 }
 
 /** A settings file refused as a FIFO, a device, a directory or too large (gateway/config-file.ts), not as bad JSON. */
