@@ -19,8 +19,9 @@ import { agentChecks, queueChecks } from "./doctor-agent.ts";
 import { forwardingChecks } from "./doctor-forward.ts";
 import { gatewayChecks } from "./doctor-gateway.ts";
 import { hubChecks } from "./doctor-hub.ts";
-import type { HooksTokenOverride, Level } from "./doctor-gateway.ts";
-import { dirname } from "node:path";
+import type { AddCheck, HooksTokenOverride, Level } from "./doctor-gateway.ts";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileMode, loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 
@@ -33,9 +34,10 @@ export interface Check {
 }
 
 /** `flags` (clawrelay doctor --gateway-port …) override the settings' gateway section for this run. */
-export async function runDoctor(settingsPath: string, env: Environment, flags: AgentSettings["gateway"] = {}): Promise<Check[]> {
+export async function runDoctor(cliSettingsPath: string, env: Environment, flags: AgentSettings["gateway"] = {}): Promise<Check[]> {
   const checks: Check[] = [];
   const add = (level: Level, what: string, fix?: string) => checks.push(fix ? { level, what, fix } : { level, what });
+  const settingsPath = pluginSettingsInstead(cliSettingsPath, openClawEnv(flags, env), add) ?? cliSettingsPath;
 
   let settings: AgentSettings | null = null;
   let identity: Identity | null = null;
@@ -100,6 +102,21 @@ export async function runDoctor(settingsPath: string, env: Environment, flags: A
   if (gateway) await gatewayChecks(gateway, settings?.hub?.prefix, await portIsListening(gateway.port), add, hooksTokenOverride(settings, settingsPath, lookupEnv));
   await agentChecks(home, usable, plugin, usable ? locate() : null, summary, add);
   return checks;
+}
+
+/**
+ * No agent.json in the CLI's home, and the enabled clawrelay plugin has its own home with one (the
+ * plugin's printed fix, `clawrelay init --home <its home>`, leaves exactly this): doctor checks that
+ * inbox, saying so, rather than failing on the CLI's empty home while the plugin delivers.
+ */
+function pluginSettingsInstead(settingsPath: string, lookupEnv: Environment, add: AddCheck): string | null {
+  if (existsSync(settingsPath)) return null;
+  const home = dirname(settingsPath);
+  const plugin = readPluginEntry(null, lookupEnv, home);
+  // Without config.home the plugin's home is taken to be this one (pluginEntryFrom): nothing else to look at.
+  if (!plugin?.enabled || plugin.home === home || !existsSync(join(plugin.home, "agent.json"))) return null;
+  add("OK", `no agent.json in ${home}: checking the clawrelay plugin's home ${plugin.home} instead (plugins.entries.clawrelay.config.home in ${plugin.configPath})`);
+  return join(plugin.home, "agent.json");
 }
 
 /** agent.json's gateway.hooks_token, with openclaw.json's own token to compare; null when agent.json sets none. */

@@ -1,6 +1,7 @@
 // What `clawrelay status` says about where the agent runs: the running agent (in the CLI's home, or the
-// plugin's), with a warning when the plugin is enabled beside a standalone agent or runs with a config
-// change the gateway did not apply; or one line saying why none runs, what to do — fitting how it is
+// plugin's, found by its own home's agent.json even when the CLI's home holds none or another inbox's),
+// with a warning when the plugin is enabled beside a standalone agent, runs with a config change the
+// gateway did not apply, or delivers another inbox than the CLI's settings; or one line saying why none runs, what to do — fitting how it is
 // meant to run — and what waits at the relay meanwhile.
 // cli.ts loads it; covered by test/node/status-plugin.test.ts.
 import type { RunningAgent } from "../cli/running-agent.ts";
@@ -8,7 +9,7 @@ import type { Environment } from "../gateway/openclaw-config.ts";
 import { inboxAccess, queueSummary, summaryLine } from "../relay/messages.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
-import { locateAgent, readPluginEntry, unappliedPluginConfig } from "./agent-presence.ts";
+import { locateAgent, otherInboxText, readPluginEntry, unappliedPluginConfig } from "./agent-presence.ts";
 
 export type AgentStatusFound =
   | { running: true; agent: Extract<RunningAgent, { running: true }>; warnings: string[] }
@@ -36,6 +37,7 @@ export async function agentStatus(home: string, settingsPath: string, env: Envir
     const warnings = both ? [`WARNING   the clawrelay plugin is enabled in ${plugin.configPath}: when the gateway restarts it takes this inbox back and this agent stops (keep this one: openclaw plugins disable clawrelay)`] : [];
     const stale = unappliedPluginConfig(found.agent.status, plugin);
     if (stale) warnings.push(`WARNING   ${stale.text}; apply it: ${stale.fix}`);
+    if (found.cli.inbox !== "same") warnings.push(`WARNING   ${otherInboxText(found.agent.status.agent_id, found.home, found.cli)}; for the plugin's inbox run commands with: clawrelay --home ${found.home} … (or CLAWRELAY_HOME=${found.home})`);
     return { running: true, agent: found.agent, warnings };
   }
   const fix = found.fix === "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)" ? "start it with: clawrelay start" : found.fix;
