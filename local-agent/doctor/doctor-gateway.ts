@@ -12,17 +12,25 @@ export type AddCheck = (level: Level, what: string, fix?: string) => void;
 
 const PROBE_TIMEOUT_MS = 5000;
 
+/**
+ * The header `npm start`'s stand-in gateway answers with (scripts/standin-gateway.ts STANDIN_HEADER;
+ * local-agent/ cannot import scripts/): its value says who runs it.
+ */
+const STANDIN_HEADER = "x-clawrelay-standin";
+
 interface Probe {
   status: number;
   text: string;
+  /** Who runs the stand-in that answered (npm start), null for a gateway. */
+  standin: string | null;
 }
 
 async function probe(url: string, init: RequestInit): Promise<Probe> {
   try {
     const res = await fetch(url, { ...init, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) });
-    return { status: res.status, text: gatewayErrorText(await res.text()) };
+    return { status: res.status, text: gatewayErrorText(await res.text()), standin: res.headers.get(STANDIN_HEADER) };
   } catch (err) {
-    return { status: 0, text: (err as Error).message };
+    return { status: 0, text: (err as Error).message, standin: null };
   }
 }
 
@@ -47,6 +55,11 @@ async function hooksTokenCheck(gateway: GatewaySettings, override: HooksTokenOve
     body: PROBE_BODY,
   });
   const asked = `POST ${gateway.hooksPath}/wake {} answered ${answer.status || "nothing"}`;
+  if (answer.standin !== null) {
+    // Everything below would pass: the stand-in answers as a gateway does. Nothing it takes reaches a model.
+    return add("WARN", `127.0.0.1:${gateway.port} is the stand-in gateway of ${answer.standin}, not OpenClaw: it only prints what it receives, and no OpenClaw agent sees these messages`,
+      `start the OpenClaw gateway with hooks on (docs/openclaw-setup.md): ${answer.standin} moves delivery to it as soon as it answers`);
+  }
   if (answer.status === 400) add("OK", `the gateway accepts hooks.token (${asked}: hooks on, token right)`);
   else if (answer.status === 401 && override) {
     add("FAIL", `the gateway refused the hooks token set by gateway.hooks_token in ${override.settingsPath}, which overrides openclaw.json's hooks.token (${asked})`,
