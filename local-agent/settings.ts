@@ -1,5 +1,6 @@
 // The agent's own settings file (never openclaw.json, which the gateway validates strictly):
-// $CLAWRELAY_HOME/agent.json, default ~/.clawrelay/agent.json, mode 600 because it holds keys.
+// $CLAWRELAY_HOME/agent.json, default ~/.clawrelay/agent.json, mode 600 because it holds keys; read only
+// as a regular file within gateway/config-file.ts's bound (test/node/config-file-bounds.test.ts).
 import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";

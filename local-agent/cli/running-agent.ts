@@ -2,7 +2,8 @@
 // write run.json (pid, API port) into it, and its status must name the same agent id (another home's
 // agent may have taken the port of a crashed one). Used through doctor/agent-presence.ts, which also
 // looks in the plugin's home, by `status`, `doctor`, `retry` and `listen`; covered by
-// test/node/cli-start-status.e2e.test.ts and test/node/forward-cli.e2e.test.ts.
+// test/node/cli-start-status.e2e.test.ts, forward-cli.e2e.test.ts and config-file-bounds.test.ts (run.json
+// read only as a small regular file).
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentStatusAnswer } from "../agent-status.ts";

@@ -1,7 +1,8 @@
 // Where this inbox's agent runs, or why none does: standalone (`clawrelay start`, run.json in the CLI's
 // home) or inside the gateway (the clawrelay plugin, enabled in openclaw.json, run.json in the plugin's
-// `home`). Shared by `clawrelay status`, `doctor` (doctor-agent.ts), `retry` and `listen`, so all find the
-// same agent and give the same advice. Covered by test/node/doctor-agent.test.ts and test/node/status-plugin.test.ts.
+// `home`, confirmed by that home's own agent.json). Shared by `clawrelay status`, `doctor` (doctor-agent.ts),
+// `retry` and `listen`, so all find the same agent and give the same advice. Covered by
+// test/node/doctor-agent.test.ts, status-plugin.test.ts and plugin-home-found.test.ts.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { findRunningAgent } from "../cli/running-agent.ts";

@@ -1,6 +1,7 @@
 // doctor's checks of the OpenClaw gateway: what openclaw.json says and what the running gateway
-// answers (docs/openclaw-setup.md). Each check is OK/WARN/FAIL with the exact fix. Covered by
-// test/node/doctor-gateway.e2e.test.ts and session-key-prefixes.test.ts.
+// answers (docs/openclaw-setup.md). Each check is OK/WARN/FAIL with the exact fix; a hooks token that
+// agent.json overrides is named as such, and npm start's stand-in is told from a gateway. Covered by
+// test/node/doctor-gateway.e2e.test.ts, session-key-prefixes.test.ts and start-gateway.test.ts.
 import { HUB_PREFIXES, HUB_SESSION_KEY_PREFIXES, hubSubpaths } from "../../protocol/index.ts";
 import type { HubPrefix } from "../../protocol/index.ts";
 import type { GatewaySettings, HookMapping } from "../gateway/openclaw-config.ts";

@@ -2,7 +2,9 @@
 // the relay holds (doctor-agent.ts), the hub link's other clients (doctor-hub.ts), forward targets and
 // the running agent's view of them (doctor-forward.ts), openclaw.json and the running gateway
 // (doctor-gateway.ts), and last whether an agent — standalone or the plugin — runs (doctor-agent.ts).
-// Covered by test/node/cli-send-doctor.e2e.test.ts, doctor-gateway.e2e.test.ts and doctor-agent.test.ts.
+// Covered by test/node/cli-send-doctor.e2e.test.ts, doctor-gateway.e2e.test.ts, doctor-agent.test.ts,
+// plugin-home-found.test.ts (the plugin's home checked when the CLI's has no agent.json) and
+// config-file-bounds.test.ts.
 import { isAgentId } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { gatewayOverrides, openClawEnv, portIsListening } from "../gateway/agent-gateway.ts";
