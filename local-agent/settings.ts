@@ -1,11 +1,13 @@
 // The agent's own settings file (never openclaw.json, which the gateway validates strictly):
-// $CLAWRELAY_HOME/agent.json, default ~/.clawrelay/agent.json, mode 600 because it holds keys.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+// $CLAWRELAY_HOME/agent.json, default ~/.clawrelay/agent.json, mode 600 because it holds keys; read only
+// as a regular file within gateway/config-file.ts's bound (test/node/config-file-bounds.test.ts).
+import { chmodSync, existsSync, mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { isAgentId } from "../protocol/index.ts";
 import type { HubPrefix } from "../protocol/index.ts";
 import { AgentError } from "./errors.ts";
+import { readConfigText } from "./gateway/config-file.ts";
 import type { Environment } from "./gateway/openclaw-config.ts";
 
 export interface KeySettings {
@@ -90,9 +92,11 @@ export function journalPath(home: string): string {
 
 export function loadSettings(path: string): AgentSettings {
   if (!existsSync(path)) throw new AgentError("no_settings", `no settings at ${path}; run \`clawrelay init --relay <url>\` first`);
+  // Not a regular file, or past the bound: refused by readConfigText with the file named (never a hang).
+  const text = readConfigText(path);
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(path, "utf8"));
+    value = JSON.parse(text);
   } catch (err) {
     throw new AgentError("invalid_settings", `${path} is not valid JSON (${(err as Error).message}); fix it or run \`clawrelay init --force\``);
   }

@@ -6,7 +6,8 @@
 // requests), slow accepted runs, refuse chosen hooks (status 0: reset the connection, no answer), and
 // take the gateway down and back on the same port (`goDown` counts the connections tried meanwhile).
 // Only accepted runs land in `received`; every answer, refusals and resets included, lands in `requests`.
-// Used by `npm start` when no real gateway is configured, and by the end-to-end tests.
+// Used by `npm start` when no real gateway is configured (announced as a stand-in: STANDIN_HEADER), and
+// by the end-to-end tests.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, Server } from "node:http";
@@ -71,7 +72,15 @@ export interface StandinGatewayOptions {
   authToken?: string;
   /** How long an Idempotency-Key is remembered; 0 forgets at once. */
   replayWindowMs?: number;
+  /**
+   * Who runs it (`npm start`), sent in STANDIN_HEADER on every answer so that `clawrelay doctor` can say
+   * messages go to a stand-in, not an OpenClaw agent. Off for tests, where it plays the real gateway.
+   */
+  announceAs?: string;
 }
+
+/** The header an announced stand-in answers with (doctor/doctor-gateway.ts reads it). */
+export const STANDIN_HEADER = "x-clawrelay-standin";
 
 const REPLAY_WINDOW_MS = 5 * 60_000;
 /** The gateway's hooks body limit, fixed there too. */
@@ -166,7 +175,7 @@ export async function startStandinGateway(options: StandinGatewayOptions = {}): 
       const idempotencyKey = (req.headers["idempotency-key"] as string | undefined) ?? null;
       const answer = (status: number, body: string, headers: Record<string, string> = {}) => {
         gateway.requests.push({ subpath, status, idempotencyKey, at: Date.now() });
-        res.writeHead(status, { "content-type": body.startsWith("{") ? "application/json" : "text/plain", ...headers });
+        res.writeHead(status, { "content-type": body.startsWith("{") ? "application/json" : "text/plain", ...(options.announceAs ? { [STANDIN_HEADER]: options.announceAs } : {}), ...headers });
         res.end(body);
       };
       const next = scripted.shift();

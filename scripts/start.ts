@@ -1,6 +1,7 @@
 // `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
-// .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (a stand-in when
-// none is configured), and the local agent connected to it. Ctrl-C stops everything. The one-liners it
+// .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (waited for when
+// configured but down; a stand-in when none is configured, until one answers: start-gateway.ts), and
+// the local agent connected to it. Ctrl-C stops everything. The one-liners it
 // prints are start-lines.ts's (test/node/start-lines.test.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
@@ -11,9 +12,9 @@ import { portIsListening } from "../local-agent/gateway/agent-gateway.ts";
 import { cardPath } from "../local-agent/society/card-file.ts";
 import { runInit } from "../local-agent/cli/init.ts";
 import { createLogger } from "../local-agent/logger.ts";
-import { loadGatewaySettings } from "../local-agent/gateway/openclaw-config.ts";
 import { journalPath, saveSettings } from "../local-agent/settings.ts";
 import { REPO_ROOT, bundleWorker, startRelayMiniflare } from "./local-workerd.ts";
+import { chooseGateway, dropGatewayOverrides, whenGatewayUp } from "./start-gateway.ts";
 import { startLines } from "./start-lines.ts";
 import { startStandinGateway } from "./standin-gateway.ts";
 import type { StandinGateway } from "./standin-gateway.ts";
@@ -65,19 +66,14 @@ await mkdir(join(DEV_DIR, "relay"), { recursive: true });
 const relay = startRelayMiniflare(bundle, "https://agentgram.chat", { persistDir: join(DEV_DIR, "relay"), port: RELAY_PORT });
 const relayUrl = (await relay.ready).origin;
 
-// A real gateway is used when its config has hooks on and it is listening; otherwise a stand-in.
+// The configured gateway (hooks on, a token) is used, running or not: down, messages wait for it at the
+// relay. With none configured, a stand-in, until a configured one answers (start-gateway.ts).
 const env: Record<string, string | undefined> = { ...process.env, CLAWRELAY_HOME: join(DEV_DIR, "home") };
 let standin: StandinGateway | null = null;
-const real = (() => {
-  try {
-    return loadGatewaySettings(process.env);
-  } catch {
-    return null;
-  }
-})();
-const realUsable = !!real && real.hooksEnabled && !!real.hooksToken && (await portIsListening(real.port));
-if (!realUsable) {
-  standin = await startStandinGateway();
+const choice = await chooseGateway(process.env);
+const real = choice.kind === "standin" ? null : choice.gateway;
+if (choice.kind === "standin") {
+  standin = await startStandinGateway({ announceAs: "npm start" });
   standin.onReceive = (hook) => say(`\n[stand-in gateway] POST ${standin!.hooksPath}/${hook.subpath}  Idempotency-Key: ${hook.idempotencyKey}\n  ${hook.body.toString("utf8")}\n`);
 }
 
@@ -110,9 +106,22 @@ if (standin) {
 } else {
   say(`  gateway      127.0.0.1:${real!.port}${real!.hooksPath} (${real!.configPath})`);
 }
+if (choice.kind === "wait") {
+  say("");
+  say(`  !!! The OpenClaw gateway configured in ${choice.gateway.configPath} is not running: nothing listens on 127.0.0.1:${choice.gateway.port}.`);
+  say("  !!! Messages wait at the relay until it starts (openclaw gateway); they are delivered then, without restarting npm start.");
+}
 say("");
 for (const line of startLines({ home, agentId: settings.agent_id, hooksUrl: init.hooksUrl, webhookToken: init.webhookToken, apiPort: agent.apiPort })) say(line);
 say("Ctrl-C stops everything.");
+
+// The gateway coming up later: the stand-in hands over to it, or the waiting messages go to it.
+const watch = choice.kind === "real" ? null : whenGatewayUp(process.env, (gateway) => {
+  const where = `127.0.0.1:${gateway.port}${gateway.hooksPath} (${gateway.configPath})`;
+  if (!standin) return say(`\n[npm start] the OpenClaw gateway is up on ${where}: waiting messages are delivered to it now.\n`);
+  dropGatewayOverrides(settingsPath);
+  say(`\n[npm start] an OpenClaw gateway with hooks is up on ${where}: messages go to it from now on, no longer to the stand-in.\n`);
+});
 
 let stopping = false;
 async function stop(): Promise<void> {
@@ -120,6 +129,7 @@ async function stop(): Promise<void> {
   stopping = true;
   // Never hang on the way out: whatever has not closed in 8 s is cut (the exit handler still cleans up).
   setTimeout(() => process.exit(0), 8000).unref();
+  watch?.stop();
   await agent.close();
   await standin?.close();
   await relay.dispose();

@@ -1,7 +1,8 @@
 // Where this inbox's agent runs, or why none does: standalone (`clawrelay start`, run.json in the CLI's
 // home) or inside the gateway (the clawrelay plugin, enabled in openclaw.json, run.json in the plugin's
-// `home`). Shared by `clawrelay status`, `doctor` (doctor-agent.ts), `retry` and `listen`, so all find the
-// same agent and give the same advice. Covered by test/node/doctor-agent.test.ts and test/node/status-plugin.test.ts.
+// `home`, confirmed by that home's own agent.json). Shared by `clawrelay status`, `doctor` (doctor-agent.ts),
+// `retry` and `listen`, so all find the same agent and give the same advice. Covered by
+// test/node/doctor-agent.test.ts, status-plugin.test.ts and plugin-home-found.test.ts.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { findRunningAgent } from "../cli/running-agent.ts";
@@ -69,20 +70,40 @@ export function pluginHomeProblem(home: string): string | null {
   }
 }
 
+/**
+ * The CLI's own settings beside the agent found: the same inbox, another one (the CLI's home holds
+ * another inbox's agent.json), or none (the CLI's home holds no agent.json): with its agent id.
+ */
+export type CliSettings = { inbox: "same" } | { inbox: "other"; agentId: string; settingsPath: string } | { inbox: "none"; settingsPath: string };
+
 export type Presence =
-  | { running: true; agent: Extract<RunningAgent, { running: true }>; home: string; plugin: PluginEntry | null }
+  | { running: true; agent: Extract<RunningAgent, { running: true }>; home: string; plugin: PluginEntry | null; cli: CliSettings }
   | { running: false; why: string; fix: string; plugin: PluginEntry | null; gatewayUp: boolean | null };
 
+/** The agent id of a home's agent.json; null when it has none or it cannot be read (pluginHomeProblem says why). */
+function homeAgentId(home: string): string | null {
+  try {
+    return loadSettings(join(home, "agent.json")).agent_id;
+  } catch {
+    // No agent.json there, or a broken one: no agent of that home can be confirmed.
+    return null;
+  }
+}
+
 /**
- * Finds the agent of `agentId`: in the CLI's home, then in the plugin's home when that differs. When
- * none answers, says why in the words that fit how it is meant to run.
+ * Finds the agent of `agentId`: in the CLI's home, then in the plugin's home when that differs. The
+ * plugin's agent is confirmed against its own home's agent.json, not the CLI's: after the plugin's own
+ * fix (`clawrelay init --home <its home>`) the CLI's default home holds no agent.json, or another
+ * inbox's, and the plugin's agent still runs and delivers — found, with `cli` saying how they relate.
+ * When none answers, says why in the words that fit how it is meant to run.
  */
 export async function locateAgent(home: string, agentId: () => string, plugin: PluginEntry | null): Promise<Presence> {
   const own = await findRunningAgent(home, agentId);
-  if (own.running) return { running: true, agent: own, home, plugin };
-  if (plugin && plugin.home !== home) {
-    const inGateway = await findRunningAgent(plugin.home, agentId).catch(() => null);
-    if (inGateway?.running) return { running: true, agent: inGateway, home: plugin.home, plugin };
+  if (own.running) return { running: true, agent: own, home, plugin, cli: { inbox: "same" } };
+  const pluginAgentId = plugin && plugin.home !== home ? homeAgentId(plugin.home) : null;
+  if (plugin && pluginAgentId) {
+    const inGateway = await findRunningAgent(plugin.home, () => pluginAgentId);
+    if (inGateway.running) return { running: true, agent: inGateway, home: plugin.home, plugin, cli: cliSettingsBeside(home, pluginAgentId) };
   }
   if (!plugin?.enabled) {
     const fix = plugin ? `clawrelay start; or run it inside the gateway: openclaw plugins enable clawrelay` : "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)";
@@ -106,7 +127,25 @@ export async function runningAgentOf(home: string, settingsPath: string, env: En
     // A home with no settings can still say whether an agent runs there.
   }
   const found = await locateAgent(home, () => settings?.agent_id ?? loadSettings(settingsPath).agent_id, readPluginEntry(settings, env, home));
-  return found.running ? found.agent : { running: false, why: found.why };
+  if (!found.running) return { running: false, why: found.why };
+  // retry and listen act on this inbox: the plugin's agent of another inbox is not its agent.
+  if (found.cli.inbox !== "same") return { running: false, why: `${otherInboxText(found.agent.status.agent_id, found.home, found.cli)}; run it with --home ${found.home} for that inbox` };
+  return found.agent;
+}
+
+function cliSettingsBeside(home: string, runningAgentId: string): CliSettings {
+  const settingsPath = join(home, "agent.json");
+  const cliAgentId = homeAgentId(home);
+  if (cliAgentId === null) return { inbox: "none", settingsPath };
+  return cliAgentId === runningAgentId ? { inbox: "same" } : { inbox: "other", agentId: cliAgentId, settingsPath };
+}
+
+/** What the CLI's default settings are beside the plugin's agent of another home; "" when the same inbox. */
+export function otherInboxText(runningAgentId: string, pluginHome: string, cli: CliSettings): string {
+  if (cli.inbox === "same") return "";
+  const delivers = `the clawrelay plugin's agent delivers ${runningAgentId} from its home ${pluginHome}`;
+  if (cli.inbox === "none") return `${delivers}; this CLI's home has no agent.json (${cli.settingsPath})`;
+  return `${delivers}; this CLI's settings ${cli.settingsPath} are another inbox, ${cli.agentId}, which no agent here delivers`;
 }
 
 /** What to do when the plugin's service did not start: name its home, never the CLI's default. */

@@ -66,8 +66,11 @@ export async function agentChecks(home: string, settings: AgentSettings | null, 
   const { agent } = found;
   const relay = agent.status.relay;
   const connection = relay.state === "connected" ? "connected to the relay" : `${relay.state} to the relay${relay.error ? ` (${relay.error})` : ""}`;
-  const who = agent.status.runs_in === "gateway plugin" ? `the agent runs inside the OpenClaw gateway (the clawrelay plugin, pid ${agent.pid}, home ${found.home})` : `a standalone agent runs (clawrelay start, pid ${agent.pid})`;
+  // Another inbox than these settings' (the plugin's home after its own fix): the plugin check above WARNs about that.
+  const inbox = found.cli.inbox === "same" ? "" : `, inbox ${agent.status.agent_id}`;
+  const who = agent.status.runs_in === "gateway plugin" ? `the agent runs inside the OpenClaw gateway (the clawrelay plugin, pid ${agent.pid}, home ${found.home}${inbox})` : `a standalone agent runs (clawrelay start, pid ${agent.pid})`;
   add(relay.state === "connected" ? "OK" : "WARN", `${who}: ${connection}`);
+
   const stale = unappliedPluginConfig(agent.status, plugin);
   if (stale) add("WARN", stale.text, stale.fix);
   if (agent.status.runs_in !== "gateway plugin" && plugin?.enabled) {

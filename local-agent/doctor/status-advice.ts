@@ -1,6 +1,7 @@
 // What `clawrelay status` says about where the agent runs: the running agent (in the CLI's home, or the
-// plugin's), with a warning when the plugin is enabled beside a standalone agent or runs with a config
-// change the gateway did not apply; or one line saying why none runs, what to do — fitting how it is
+// plugin's, found by its own home's agent.json even when the CLI's home holds none or another inbox's),
+// with a warning when the plugin is enabled beside a standalone agent, runs with a config change the
+// gateway did not apply, or delivers another inbox than the CLI's settings; or one line saying why none runs, what to do — fitting how it is
 // meant to run — and what waits at the relay meanwhile.
 // cli.ts loads it; covered by test/node/status-plugin.test.ts.
 import type { RunningAgent } from "../cli/running-agent.ts";
@@ -9,7 +10,7 @@ import { inboxAccess, queueSummary, summaryLine } from "../relay/messages.ts";
 import { loadSettings } from "../settings.ts";
 import type { AgentSettings } from "../settings.ts";
 import { credentialKeepingWarning } from "./doctor-credentials.ts";
-import { locateAgent, readPluginEntry, unappliedPluginConfig } from "./agent-presence.ts";
+import { locateAgent, otherInboxText, readPluginEntry, unappliedPluginConfig } from "./agent-presence.ts";
 
 export type AgentStatusFound =
   | { running: true; agent: Extract<RunningAgent, { running: true }>; warnings: string[] }
@@ -42,6 +43,7 @@ export async function agentStatus(home: string, settingsPath: string, env: Envir
     if (stale) warnings.push(`WARNING   ${stale.text}; apply it: ${stale.fix}`);
     const clear = credentialKeepingWarning(found.agent.status);
     if (clear) warnings.push(clear);
+    if (found.cli.inbox !== "same") warnings.push(`WARNING   ${otherInboxText(found.agent.status.agent_id, found.home, found.cli)}; for the plugin's inbox run commands with: clawrelay --home ${found.home} … (or CLAWRELAY_HOME=${found.home})`);
     return { running: true, agent: found.agent, warnings };
   }
   const startFix = found.fix === "clawrelay start (or install the OpenClaw plugin: docs/openclaw-setup.md)";

@@ -2,8 +2,9 @@
 // does (docs/openclaw-setup.md, "The gateway token"): gateway.auth.token (or .password in password
 // mode) as a plain string, a ${VAR} substitution or a secret reference; when the config has none,
 // OPENCLAW_GATEWAY_TOKEN (OPENCLAW_GATEWAY_PASSWORD). Pure apart from reading a file provider's file,
-// which is injected.
-import { readFileSync } from "node:fs";
+// which is injected (by default a bounded read of a regular file only: config-file.ts).
+import { AgentError } from "../errors.ts";
+import { readConfigText } from "./config-file.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -104,7 +105,8 @@ function secretRef(ref: Record<string, unknown>, config: Record<string, unknown>
     try {
       text = readText(path);
     } catch (err) {
-      return { value: null, source: label, problem: `${label}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); run clawrelay as the gateway's user, ${FALLBACK_FIX}` };
+      const why = err instanceof AgentError ? err.message : ((err as NodeJS.ErrnoException).code ?? (err as Error).message);
+      return { value: null, source: label, problem: `${label}: cannot read ${path} (${why}); run clawrelay as the gateway's user, ${FALLBACK_FIX}` };
     }
     if (provider.mode === "singleValue") return { value: text.replace(/\r?\n$/, ""), source: label, problem: null };
     let document: unknown;
@@ -134,7 +136,7 @@ function secretInput(value: unknown, config: Record<string, unknown>, env: Varia
   return { value: null, source: where, problem: `${where} is neither a string nor a secret reference {source, provider, id}` };
 }
 
-const defaultRead: ReadText = (path) => readFileSync(path, "utf8");
+const defaultRead: ReadText = (path) => readConfigText(path);
 
 export function resolveGatewayAuth(config: unknown, env: Variables, override?: string, readText: ReadText = defaultRead, home = homedir()): GatewayAuth {
   const root = record(config);

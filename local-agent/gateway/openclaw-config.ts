@@ -1,11 +1,12 @@
 // Finds and reads the OpenClaw gateway's config the way OpenClaw does (docs/openclaw-setup.md,
 // "Where openclaw.json is found"): only reads it, never writes — the gateway validates that file strictly.
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 // A namespace import: a named one would stop the CLI from loading on a Node without parseEnv.
 import * as util from "node:util";
 import JSON5 from "json5";
+import { readConfigText } from "./config-file.ts";
 import { resolveGatewayAuth, substitutedString } from "./gateway-token.ts";
 import type { GatewayAuth } from "./gateway-token.ts";
 
@@ -163,10 +164,12 @@ export function readOpenClawConfig(env: Environment, home = homedir()): OpenClaw
   const location = locateOpenClawConfig(env, home);
   if (!location) return { location, config: {}, env, exists: false };
   const dotEnv = join(location.stateDir, ".env");
-  const merged = existsSync(dotEnv) ? { ...parseDotEnv(readFileSync(dotEnv, "utf8"), dotEnv), ...env } : env;
+  // Both are read only as regular files within CONFIG_FILE_MAX_BYTES (config-file.ts): a FIFO or a link to a device is refused, not waited on.
+  const merged = existsSync(dotEnv) ? { ...parseDotEnv(readConfigText(dotEnv), dotEnv), ...env } : env;
   if (!existsSync(location.path)) return { location, config: {}, env: merged, exists: false };
+  const text = readConfigText(location.path);
   try {
-    return { location, config: JSON5.parse(readFileSync(location.path, "utf8")), env: merged, exists: true };
+    return { location, config: JSON5.parse(text), env: merged, exists: true };
   } catch (err) {
     throw new OpenClawConfigError(`${location.path} is not valid JSON5: ${(err as Error).message}`);
   }

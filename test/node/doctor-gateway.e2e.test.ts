@@ -76,6 +76,19 @@ describe("doctor talks to the gateway", () => {
     expect(fail.fix).toBe('fix: set "hooks": { "enabled": true, "path": "/hooks" } in openclaw.json');
   });
 
+  it("a stale hooks token in agent.json overriding openclaw.json's: doctor names the override (file and key) as the refused token, and the fix is in agent.json", async () => {
+    const { home } = await fixture.setUp();
+    edit(home.settingsPath, (t) => JSON.stringify({ ...JSON.parse(t), gateway: { hooks_token: "stale-override" } }));
+    const result = await runCli(["doctor"], home.env);
+    expect(result.code).toBe(1);
+    expect(check(result.stdout, "[WARN] the hooks token is set by").line).toBe(`[WARN] the hooks token is set by gateway.hooks_token in ${home.settingsPath}, and differs from openclaw.json's hooks.token: the agent posts with agent.json's, which the gateway refuses unless it runs with that token`);
+    expect(result.stdout).not.toContain("[OK] hooks.token is set");
+    const refused = check(result.stdout, "[FAIL] the gateway refused the hooks token");
+    expect(refused.line).toBe(`[FAIL] the gateway refused the hooks token set by gateway.hooks_token in ${home.settingsPath}, which overrides openclaw.json's hooks.token (POST /hooks/wake {} answered 401)`);
+    expect(refused.fix).toBe(`fix: remove gateway.hooks_token from ${home.settingsPath} (the agent then posts with openclaw.json's hooks.token; a running agent follows the edit), or set it to the running gateway's hooks.token`);
+    expect(result.stdout).not.toContain("stale-override");
+  });
+
   it("no gateway token in the file: FAIL naming both places; OPENCLAW_GATEWAY_TOKEN is found and checked; a wrong one is refused", async () => {
     const { gateway, home } = await fixture.setUp();
     edit(home.env.OPENCLAW_CONFIG_PATH, (t) => t.replace(`auth: { token: "${gateway.authToken}" },`, ""));

@@ -2,7 +2,8 @@
 // install succeeds as far as the gateway is concerned (`plugins inspect` says "loaded") but the service
 // fails; `clawrelay doctor` exits 1 naming the cause and the fix, `status` says the plugin's agent is not
 // running (not "clawrelay start"), and the gateway's log names `--home <the plugin's home>`. Then the fix
-// doctor prints (init --home, plugins reload) makes the plugin deliver. Last, a plugin config change saved
+// doctor prints (init --home, plugins reload) makes the plugin deliver, and plain `status` and `doctor`
+// from the CLI's own home (another inbox) find it running (issue 32, item 1). Last, a plugin config change saved
 // while an agent run holds the plugin: the gateway refuses it and never retries, doctor names the
 // unapplied change, and the reload it advises applies it once the run is over. One gateway for the file.
 // The plugin is built from this checkout's sources into a temporary folder (dist/, the manifest and its
@@ -157,6 +158,19 @@ describe("doctor and the plugin in the real gateway", () => {
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toContain("inside the OpenClaw gateway");
     expect(readFileSync(join(pluginHome, "run.json"), "utf8")).toContain(`"api_port":${apiPort}`);
+  });
+
+  it("issue 32 item 1: after that fix, plain status and doctor (the CLI's own home, another inbox) exit 0 and name the plugin's agent running", async () => {
+    const settings = loadSettings(join(pluginHome, "agent.json"));
+    const cli = loadSettings(join(cliHome, "agent.json"));
+    const status = await runCli(["status"], cliEnv(cliHome), 30_000);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain(`agent     ${settings.agent_id} (inside the OpenClaw gateway`);
+    expect(status.stdout).toContain(`WARNING   the clawrelay plugin's agent delivers ${settings.agent_id} from its home ${pluginHome}; this CLI's settings ${join(cliHome, "agent.json")} are another inbox, ${cli.agent_id}`);
+    const doctor = await runCli(["doctor"], cliEnv(cliHome), 60_000);
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).not.toContain("the plugin's agent is not running");
+    expect(doctor.stdout).toMatch(/\[OK\] the agent runs inside the OpenClaw gateway \(the clawrelay plugin, pid \d+, home .*, inbox ag_\w+\): connected to the relay/);
   });
 
   it("a config change saved while an agent run holds the plugin is refused and not retried; doctor names it; the advised reload applies it after the run", async () => {

@@ -138,13 +138,13 @@ describe("the real OpenClaw gateway", () => {
     expect(result.stdout).not.toContain(gateway.authToken);
   });
 
-  it("a wrong hooks token is a FAIL from the running gateway (401)", async () => {
+  it("a wrong hooks token is a FAIL from the running gateway (401), naming agent.json's override that set it", async () => {
     const settings: AgentSettings = { ...target.settings, gateway: { hooks_token: "wrong-token-for-the-real-gateway" } };
     const dir = await tempDir("clawrelay-interop-wrong-");
     await writeFile(join(dir, "agent.json"), JSON.stringify(settings), { mode: 0o600 });
     const wrong = await runCli(["doctor"], { ...target.env, CLAWRELAY_HOME: dir }, 60_000);
     expect(wrong.code).toBe(1);
-    expect(wrong.stdout).toContain("[FAIL] the gateway refused hooks.token (POST /hooks/wake {} answered 401)");
+    expect(wrong.stdout).toContain(`[FAIL] the gateway refused the hooks token set by gateway.hooks_token in ${join(dir, "agent.json")}, which overrides openclaw.json's hooks.token (POST /hooks/wake {} answered 401)`);
   });
 
   it("hook delivery on both sub-paths: a hub message runs the agent with its text; a signed envelope and a contact request are accepted", async () => {

@@ -19,6 +19,8 @@ export interface RealGatewayOptions {
   extraConfig?: (config: Record<string, unknown>) => void;
   /** Added to (and overriding) the gateway's environment. */
   env?: Record<string, string>;
+  /** The port and tokens of an earlier gateway, to start "the same" gateway again (default: fresh ones). */
+  same?: { port: number; authToken: string; hooksToken: string };
 }
 
 export interface CliResult {
@@ -115,9 +117,9 @@ export function gatewayConfig(port: number, authToken: string, hooksToken: strin
 }
 
 export async function startRealGateway(install: OpenClawInstall, options: RealGatewayOptions): Promise<RealGateway> {
-  const port = await freePort();
-  const authToken = randomBytes(32).toString("hex");
-  const hooksToken = randomBytes(32).toString("hex");
+  const port = options.same?.port ?? (await freePort());
+  const authToken = options.same?.authToken ?? randomBytes(32).toString("hex");
+  const hooksToken = options.same?.hooksToken ?? randomBytes(32).toString("hex");
   const home = mkdtempSync(join(tmpdir(), "clawrelay-openclaw-"));
   const configPath = join(home, ".openclaw", "openclaw.json");
   const config = gatewayConfig(port, authToken, hooksToken, options.modelBaseUrl);
