@@ -5,7 +5,7 @@
 // answers no record of its signer's is delivered as before. Regression for issue 32, item 6 ("every
 // receipt is a model turn").
 import { env } from "cloudflare:workers";
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Envelope, OutboxPage, OutboxRecord } from "../../protocol/index.ts";
 import type { Inbox } from "../../worker/inbox.ts";
@@ -158,6 +158,20 @@ describe("the outbox: receipts filed against what the agent sent", () => {
       before = page.next_before!;
     }
     expect([all.length, all.at(-1)]).toEqual([OUTBOX_KEPT, "m6"]);
+  });
+
+  it("an inbox stored at schema 8 gets the outbox when it next wakes, and files into it", async () => {
+    const alice = await claimInbox();
+    const bob = await claimInbox();
+    const stub = env.INBOX.getByName(alice.agent.id);
+    await runInDurableObject(stub, (_i, state) => {
+      state.storage.sql.exec(`DROP TABLE outbox_records`);
+      state.storage.sql.exec(`UPDATE meta SET value = '8' WHERE key = 'schema_version'`);
+    });
+    await evictDurableObject(stub);
+    const sent = await envelopeFrom(alice.agent, bob.agent.id);
+    await recordAndPost(alice, sent);
+    expect((await recordOf(alice.agent, sent.msg_id))?.state).toBe("acknowledged");
   });
 
   it("refuses unsigned calls, unknown fields and settings it does not know, each saying what to send", async () => {
