@@ -1,7 +1,7 @@
 // HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged): the claim, the
 // webhook endpoint (what a hook body is: hub/webhook-era/hub-webhook.ts), posted envelopes, the
-// WebSocket upgrade and polling; the owner's queue, hub, source, live, A2A and outbox routes are mounted from their
-// folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
+// WebSocket upgrade and polling; the owner's queue, hub, source, live, A2A and outbox routes are mounted
+// from their folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
 // test/worker/envelopes.test.ts and test/worker/polling.test.ts.
 import { Hono } from "hono";
 import {
