@@ -110,11 +110,11 @@ export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "messages",
-    summary: "what the inbox holds and why a message is dead; show, replay or drop one",
+    summary: "what the inbox holds and why a message is dead; show, replay or drop one; what this agent sent",
     usage: [
       "messages [--state queued|sent|dead] [--json]   list the inbox",
       "messages --live [--json]                       the live requests the relay answered lately",
-      "messages --outbox [--acks record|deliver] [--json]  what this agent sent and the receipts that answered it",
+      "messages --outbox [--acks MODE] [--json]       what this agent sent, and the receipts that answered it",
       "messages show ID [--json]                      one message: its metadata and body",
       "messages replay ID [--json]                    a dead message back into the queue (new id)",
       "messages drop ID [--json]                      delete one message, in any state",

@@ -5,13 +5,14 @@
 // answers no record of its signer's is delivered as before. Regression for issue 32, item 6 ("every
 // receipt is a model turn").
 import { env } from "cloudflare:workers";
-import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Envelope, OutboxPage, OutboxRecord } from "../../protocol/index.ts";
 import type { Inbox } from "../../worker/inbox.ts";
 import { OUTBOX_KEPT } from "../../worker/outbox/outbox-store.ts";
 import type { ClaimedInbox, TestAgent } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, errorCode, poll, postEnvelope, registeredAgent, relayFetch, signedFetch } from "../support/workerd/agents.ts";
+import { inboxRecord, pullingInbox, pullNow, scriptInbox } from "../support/workerd/hub-link.ts";
 
 /** The receipts waiting in `agent`'s inbox, as "type reply_to". */
 async function receiptsIn(agent: TestAgent): Promise<string[]> {
@@ -88,6 +89,21 @@ describe("the outbox: receipts filed against what the agent sent", () => {
     expect(await receiptsIn(alice.agent)).toEqual([`error ${sent.msg_id}`]);
   });
 
+  it("the relay's own TTL_EXPIRED error for a message the receiver never collected sets the record failed, and is delivered", async () => {
+    const alice = await claimInbox();
+    const bob = await claimInbox();
+    const sent = await envelopeFrom(alice.agent, bob.agent.id, { ttl_sec: 1 });
+    await recordAndPost(alice, sent);
+    const bobInbox = env.INBOX.getByName(bob.agent.id);
+    // Bob's clock moved past the message's TTL (the injected clock of test/worker/expiry.test.ts).
+    await runInDurableObject(bobInbox, (_i, state) => {
+      state.storage.sql.exec(`UPDATE messages SET expires_at = ?`, Date.now() - 1);
+    });
+    await runDurableObjectAlarm(bobInbox);
+    expect(await recordOf(alice.agent, sent.msg_id)).toMatchObject({ state: "failed", receipt_type: "error", error_code: "TTL_EXPIRED" });
+    expect(await receiptsIn(alice.agent)).toEqual([`error ${sent.msg_id}`]);
+  });
+
   it("a receipt from an agent known through the hub files like one from this relay", async () => {
     const alice = await claimInbox();
     const remote = await registeredAgent();
@@ -102,6 +118,18 @@ describe("the outbox: receipts filed against what the agent sent", () => {
     // The same ack again is answered as the first time and changes nothing.
     expect((await postEnvelope(ack)).status).toBe(202);
     expect(await receiptsIn(alice.agent)).toEqual([]);
+  });
+
+  it("an ack pulled from the hub files like a posted one: the record acknowledged, nothing queued", async () => {
+    const alice = await pullingInbox();
+    const remote = await registeredAgent();
+    const sent = await envelopeFrom(alice.agent, remote.id);
+    const recorded = await signedFetch(alice.agent, "POST", `/inbox/${alice.agent.id}/outbox`, { msg_id: sent.msg_id, to: remote.id, type: "message", reply_to: null, topic: null });
+    expect(recorded.status).toBe(201);
+    await scriptInbox(alice.agent.id, [inboxRecord(await envelopeFrom(remote, alice.agent.id, { type: "ack", reply_to: sent.msg_id, payload: {} }))]);
+    await pullNow(alice);
+    expect((await recordOf(alice.agent, sent.msg_id))?.state).toBe("acknowledged");
+    expect((await poll(alice.agent)).count).toBe(0);
   });
 
   it("an ack for a message that was never recorded is delivered as before (an older agent, or a message sent another way)", async () => {
