@@ -233,9 +233,10 @@ function filedReceipt(receipt: SiblingReceipt): FiledReceipt {
 }
 
 /**
- * The receiving side: files each receipt that answers an outbox record (outbox/receipt-filing.ts) and stores the receipts with their dedup records in three statements for the whole
- * batch (one look-up, two inserts); a repeat is answered "stored" and not stored again, one that does
- * not fit "full". One alarm check and one wake-up for the batch.
+ * The receiving side: files each receipt that answers an outbox record (outbox/receipt-filing.ts), and
+ * stores the receipts with their dedup records in three statements for the whole batch (one look-up, two
+ * inserts); a repeat is answered "stored" and not stored again, one that does not fit "full". One alarm
+ * check and one wake-up for the batch.
  */
 export async function storeSiblingReceipts(ctx: IntakeContext, receipts: readonly SiblingReceipt[]): Promise<SiblingResult[]> {
   const { store, nowMs } = ctx;

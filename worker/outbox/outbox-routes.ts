@@ -44,7 +44,13 @@ export function recordRequest(json: unknown): OutboxRecordRequest {
   const body = fieldsOf(json, ["msg_id", "to", "type", "reply_to", "topic"], '{"msg_id":"…","to":"ag_…","type":"message","reply_to":null,"topic":null}');
   const type = text(body, "type", 32, false)!;
   if (!(ENVELOPE_TYPES as readonly string[]).includes(type)) throw invalid(`"type" must be one of ${ENVELOPE_TYPES.join(", ")}`);
-  return { msg_id: text(body, "msg_id", ID_MAX, false)!, to: text(body, "to", ID_MAX, false)!, type, reply_to: text(body, "reply_to", ID_MAX, true), topic: text(body, "topic", TOPIC_MAX, true) };
+  return {
+    msg_id: text(body, "msg_id", ID_MAX, false)!,
+    to: text(body, "to", ID_MAX, false)!,
+    type,
+    reply_to: text(body, "reply_to", ID_MAX, true),
+    topic: text(body, "topic", TOPIC_MAX, true),
+  };
 }
 
 export function outcomeRequest(json: unknown): OutboxOutcome {
@@ -69,7 +75,14 @@ export function outboxRoutes(host: OutboxHost): Hono {
     const limit = queryInteger(c.req.query("limit"), "limit", 0, LIST_MAX, 50);
     const before = queryInteger(c.req.query("before"), "before", 0, Number.MAX_SAFE_INTEGER, 0);
     const page = host.outbox.list(before, limit, Date.now());
-    const answer: OutboxPage = { records: page.records, count: page.records.length, has_more: page.hasMore, next_before: page.nextBefore, total: page.total, acks: host.outbox.acks() };
+    const answer: OutboxPage = {
+      records: page.records,
+      count: page.records.length,
+      has_more: page.hasMore,
+      next_before: page.nextBefore,
+      total: page.total,
+      acks: host.outbox.acks(),
+    };
     return c.json(answer);
   });
 
@@ -90,7 +103,9 @@ export function outboxRoutes(host: OutboxHost): Hono {
   app.put("/inbox/:agent_id/outbox/settings", async (c) => {
     const { json } = await requireOwnerJson(host, c.req.raw, BODY_LIMIT, "an outbox call's fixed limit", 'the setting is {"acks":"record"} or {"acks":"deliver"}');
     const body = fieldsOf(json, ["acks"], '{"acks":"deliver"}');
-    if (!ACK_DELIVERIES.includes(body.acks as AckDelivery)) throw invalid(`"acks" must be "record" (acks answering a sent message only change its record) or "deliver" (they reach the agent too)`);
+    if (!ACK_DELIVERIES.includes(body.acks as AckDelivery)) {
+      throw invalid(`"acks" must be "record" (acks answering a sent message only change its record) or "deliver" (they reach the agent too)`);
+    }
     host.outbox.setAcks(body.acks as AckDelivery);
     return c.json({ acks: host.outbox.acks() });
   });
