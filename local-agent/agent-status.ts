@@ -1,7 +1,7 @@
 // What the running agent reports of itself (GET /clawrelay/status, `clawrelay status`, the inspector).
 // Types only, apart from agent.ts so the readers of a status need not import the agent that makes it.
 // Covered by test/node/cli-start-status.e2e.test.ts and forward-status.test.ts.
-import type { QueueSummary } from "../protocol/index.ts";
+import type { OutboxPage, QueueSummary } from "../protocol/index.ts";
 import type { DeliveryStatus } from "./delivery/delivery-status.ts";
 import type { ForwardTargetStatus } from "./forward/forward-targets.ts";
 import type { ConnectionState } from "./relay/relay-client.ts";
@@ -52,5 +52,7 @@ export type AgentStatusAnswer = AgentStatus & {
   relay_queue: QueueSummary | { error: string };
   /** The relay's view of the hub link (GET /inbox/{id}/hub), null when it could not be read. */
   relay_hub: { mode: string; prefix: string; last_receipt: { at: number; ok: boolean; status: number; detail: string } | null; receipts_refused: number } | null;
+  /** The relay's outbox (GET /inbox/{id}/outbox?limit=0): records kept and the acks setting; null when it has none (an older relay) or could not be read. */
+  relay_outbox?: Pick<OutboxPage, "total" | "acks"> | null;
 };
 

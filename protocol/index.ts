@@ -33,3 +33,4 @@ export * from "./live.ts";
 export * from "./a2a.ts";
 export * from "./text-cut.ts";
 export * from "./credential-headers.ts";
+export * from "./outbox.ts";

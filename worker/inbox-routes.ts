@@ -1,7 +1,7 @@
 // HTTP inside one inbox (the edge app forwards /inbox/{agent_id}/… here unchanged): the claim, the
 // webhook endpoint (what a hook body is: hub/webhook-era/hub-webhook.ts), posted envelopes, the
-// WebSocket upgrade and polling; the owner's queue, hub, source, live and A2A routes are mounted from their
-// folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
+// WebSocket upgrade and polling; the owner's queue, hub, source, live, A2A and outbox routes are mounted
+// from their folders. Built by inbox.ts; covered by test/worker/claim.test.ts, test/worker/hooks.test.ts,
 // test/worker/envelopes.test.ts, test/worker/polling.test.ts and test/worker/websocket-proof.test.ts (the upgrade).
 import { Hono } from "hono";
 import {
@@ -30,6 +30,8 @@ import { liveRoutes } from "./live/live-routes.ts";
 import type { LiveHost } from "./live/live-routes.ts";
 import { a2aRoutes } from "./a2a/a2a-routes.ts";
 import type { A2aHost } from "./a2a/a2a-routes.ts";
+import { outboxRoutes } from "./outbox/outbox-routes.ts";
+import type { OutboxHost } from "./outbox/outbox-routes.ts";
 import { sourceMethodAdvice } from "./sources/source-request.ts";
 import { openSession } from "./delivery/socket-auth.ts";
 import { admitSocket } from "./delivery/socket-limits.ts";
@@ -45,7 +47,7 @@ import type { SourceHost } from "./sources/source-routes.ts";
  * What the inbox's routes need of the Durable Object (inbox.ts), beside what their sub-routers need:
  * a narrow view of it (its config, sockets and waiters), and its hub link.
  */
-export interface InboxHost extends QueueHost, SourceHost, LiveHost, A2aHost {
+export interface InboxHost extends QueueHost, SourceHost, LiveHost, A2aHost, OutboxHost {
   readonly config: InboxConfig | null;
   readonly hub: HubLink;
   admission(): Admission | RelayError;
@@ -210,5 +212,6 @@ export function inboxRouter(inbox: InboxHost): Hono {
   app.route("/", sourceRoutes(inbox));
   app.route("/", liveRoutes(inbox));
   app.route("/", a2aRoutes(inbox));
+  app.route("/", outboxRoutes(inbox));
   return app;
 }

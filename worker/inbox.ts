@@ -1,7 +1,8 @@
 // One Durable Object per agent inbox: holds the config, the queue (SQLite), the local agent's WebSocket and
 // the alarm, and composes the parts that do the work — the hub link (hub/hub-link.ts: the hub token, pulling
 // and the webhook era's bridge), receipts to sibling inboxes (intake/sibling-sender.ts), the webhook sources
-// (sources/source-book.ts), live requests (live/), A2A (a2a/) and the alarm's jobs (housekeeping.ts).
+// (sources/source-book.ts), live requests (live/), A2A (a2a/), the outbox (outbox/) and the alarm's jobs
+// (housekeeping.ts).
 // Decisions live in the intake steps (intake/), socket-session.ts and inbox-store.ts; HTTP parsing in
 // inbox-routes.ts. Covered by test/worker/.
 import { DurableObject } from "cloudflare:workers";
@@ -37,6 +38,7 @@ import { SiblingSender } from "./intake/sibling-sender.ts";
 import { LiveLog } from "./live/live-log.ts";
 import { LiveRequests } from "./live/live-requests.ts";
 import { KeptCredentials } from "./sources/kept-credentials.ts";
+import { OutboxBook } from "./outbox/outbox-store.ts";
 import { SourceBook } from "./sources/source-book.ts";
 import { InboxStore } from "./storage/inbox-store.ts";
 import type { InFlight } from "./storage/in-flight.ts";
@@ -60,6 +62,8 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   /** The last live requests (live/live-log.ts) and those waiting for their answer (live/live-requests.ts). */
   readonly liveLog = new LiveLog(this.ctx.storage.sql);
   readonly live = new LiveRequests(() => this.sockets(), this.liveLog);
+  /** What the agent sent, and the receipts filed against it (outbox/). */
+  readonly outbox = new OutboxBook(this.ctx.storage.sql);
   /** The A2A settings and the stored Agent Card (a2a/). */
   readonly a2a = new A2aBook(this.ctx.storage.sql);
   private readonly siblings: SiblingSender;
@@ -89,7 +93,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
     });
     this.intakeHooks = intakeHooks({
       store, rates: this.rates, keys: this.keys, signer: () => this.signer(), ensureAlarm, wakeConsumers: () => this.wakeConsumers(),
-      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt), owedAcks: this.siblings.owed, hubUrl: () => this.requireConfig().hub_url,
+      sendToSibling: (agentId, receipt) => this.siblings.send(agentId, receipt), owedAcks: this.siblings.owed, outbox: this.outbox, hubUrl: () => this.requireConfig().hub_url,
     });
     this.hub = new HubLink({
       store,

@@ -1,6 +1,6 @@
 // The agent's own routes on the local API: GET /clawrelay/status (what `clawrelay status` prints, with
-// the relay's live counts: the relay holds the truth about the backlog and the dead shelf, so it is
-// asked on every call) and POST /clawrelay/retry (`clawrelay retry` and the inspector's Retry now: every
+// the relay's live counts: the relay holds the truth about the backlog, the dead shelf and the outbox, so
+// it is asked on every call) and POST /clawrelay/retry (`clawrelay retry` and the inspector's Retry now: every
 // wait cut short at once). Mounted by local-api.ts; covered by test/node/cli-start-status.e2e.test.ts,
 // retry-now.e2e.test.ts and api-server.test.ts.
 import { Hono } from "hono";
@@ -23,11 +23,17 @@ async function relayHub(access: InboxAccess): Promise<AgentStatusAnswer["relay_h
   return answer?.status === 200 ? (answer.body as AgentStatusAnswer["relay_hub"]) : null;
 }
 
+/** The relay's outbox: how many records and the acks setting, or null (an older relay has none; or it cannot be read just now). */
+async function relayOutbox(access: InboxAccess): Promise<AgentStatusAnswer["relay_outbox"]> {
+  const answer = await signedRelayCall(access.relayUrl, access.identity, "GET", `/inbox/${access.agentId}/outbox?limit=0`).catch(() => null);
+  return answer?.status === 200 ? { total: Number(answer.body.total), acks: answer.body.acks === "deliver" ? "deliver" : "record" } : null;
+}
+
 export function clawrelayRoutes(host: ClawrelayRoutesHost): Hono {
   const app = new Hono();
   app.get("/clawrelay/status", async (c) => {
-    const [relayQueue, hub] = await Promise.all([queueSummary(host.access).catch((err: Error) => ({ error: err.message })), relayHub(host.access)]);
-    const answer: AgentStatusAnswer = { ...host.status(), relay_queue: relayQueue, relay_hub: hub };
+    const [relayQueue, hub, outbox] = await Promise.all([queueSummary(host.access).catch((err: Error) => ({ error: err.message })), relayHub(host.access), relayOutbox(host.access)]);
+    const answer: AgentStatusAnswer = { ...host.status(), relay_queue: relayQueue, relay_hub: hub, relay_outbox: outbox };
     return c.json(answer);
   });
   app.post("/clawrelay/retry", (c) => c.json(host.retry()));

@@ -99,7 +99,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "send",
-    summary: "send a signed message (an a2a envelope) to an agent's inbox",
+    summary: "send a signed message (an a2a envelope) to an agent's inbox; recorded in the outbox (messages --outbox)",
     usage: ["send --to AGENT_ID (--text TEXT | --payload JSON) [--type TYPE] [--reply-to MSG_ID] [--ttl SEC] [--json]"],
     flags: [
       { name: "to", value: "AGENT_ID", about: "the receiving agent (ag_ + 12 hex)" },
@@ -119,10 +119,11 @@ export const COMMANDS: CommandSpec[] = [
   {
     kind: "command",
     name: "messages",
-    summary: "what the inbox holds and why a message is dead; show, replay or drop one",
+    summary: "what the inbox holds and why a message is dead; show, replay or drop one; what this agent sent",
     usage: [
       "messages [--state queued|sent|dead] [--json]   list the inbox",
       "messages --live [--json]                       the live requests the relay answered lately",
+      "messages --outbox [--acks MODE] [--json]       what this agent sent, and the receipts that answered it",
       "messages show ID [--json]                      one message: its metadata and body",
       "messages replay ID [--json]                    a dead message back into the queue (new id)",
       "messages drop ID [--json]                      delete one message, in any state",
@@ -130,10 +131,12 @@ export const COMMANDS: CommandSpec[] = [
     flags: [
       { name: "state", value: "STATE", about: "list only queued, sent or dead messages" },
       { name: "live", about: "list the live requests the relay answered (method, path without its query, status, time); never stored, never replayed" },
+      { name: "outbox", about: "list what this agent sent (newest first): each message's state (sending, queued, refused, acknowledged, answered, failed) and its receipt" },
+      { name: "acks", value: "MODE", about: "with --outbox: record (acks answering a sent message only change its record: no agent run) or deliver (they reach the gateway too)" },
       json("print JSON"),
     ],
     positionals: 2,
-    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42", "clawrelay messages --live"],
+    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42", "clawrelay messages --live", "clawrelay messages --outbox", "clawrelay messages --outbox --acks deliver"],
   },
   {
     kind: "command",

@@ -1,13 +1,15 @@
 // The `clawrelay messages` and `clawrelay send` commands: flags to a signed call of the relay
 // (relay/messages.ts, relay/relay-api.ts), its answer to text or JSON. cli.ts loads this when one of
-// them runs and prints what it returns (`messages --live`: relay/live-log.ts). Covered by
-// test/node/dead-letters.e2e.test.ts, cli-send-doctor.e2e.test.ts and live-app.e2e.test.ts.
-import { ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../../protocol/index.ts";
-import type { EnvelopeType, MessageState } from "../../protocol/index.ts";
+// them runs and prints what it returns (`messages --live`: relay/live-log.ts; `messages --outbox` and
+// what `send` records: relay/outbox.ts). Covered by test/node/dead-letters.e2e.test.ts,
+// cli-send-doctor.e2e.test.ts, live-app.e2e.test.ts and outbox.e2e.test.ts.
+import { ACK_DELIVERIES, ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../../protocol/index.ts";
+import type { AckDelivery, EnvelopeType, MessageState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import { dropMessage, inboxAccess, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, shownRedacted, summaryLine } from "../relay/messages.ts";
-import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
+import { OutboxSender } from "../relay/outbox.ts";
+import { relayErrorText } from "../relay/relay-api.ts";
 import { loadSettings } from "../settings.ts";
 import { UsageError } from "./cli-args.ts";
 import type { Values } from "./cli-args.ts";
@@ -31,6 +33,8 @@ export async function messagesCommand(values: Values, positionals: readonly stri
     const view = await liveLog(await inboxAccess(loadSettings(settingsPath)));
     return json ? JSON.stringify(view, null, 2) : liveLogText(view, Date.now());
   }
+  if (switchFlag(values, "outbox")) return outboxCommand(values, action, settingsPath);
+  if (stringFlag(values, "acks") !== undefined) throw new UsageError("--acks goes with --outbox: clawrelay messages --outbox --acks record|deliver");
   if (action === undefined) {
     const state = choiceFlag<MessageState>(values, "state", MESSAGE_STATES);
     const { messages: items, summary, truncated } = await listMessages(await inboxAccess(loadSettings(settingsPath)), state);
@@ -53,6 +57,18 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   }
   const answer = await dropMessage(access, id);
   return json ? JSON.stringify(answer) : `message ${answer.dropped} (${answer.was}) dropped`;
+}
+
+/** `messages --outbox [--acks record|deliver]`: what the agent sent and the receipts that answered it; --acks changes the setting first. */
+async function outboxCommand(values: Values, action: string | undefined, settingsPath: string): Promise<string> {
+  if (action !== undefined || stringFlag(values, "state") !== undefined) throw new UsageError("--outbox lists what this agent sent: give it alone, or with --acks record|deliver");
+  const acks = choiceFlag<AckDelivery>(values, "acks", ACK_DELIVERIES);
+  const { listOutbox, setAckDelivery } = await import("../relay/outbox.ts");
+  const { outboxText } = await import("./outbox-text.ts");
+  const access = await inboxAccess(loadSettings(settingsPath));
+  if (acks !== undefined) await setAckDelivery(access, acks);
+  const view = await listOutbox(access);
+  return switchFlag(values, "json") ? JSON.stringify(view, null, 2) : outboxText(view, Date.now());
 }
 
 const NO_MESSAGE = "give --text TEXT or --payload JSON";
@@ -98,8 +114,10 @@ export async function sendCommand(values: Values, settingsPath: string): Promise
     ...(ttlText !== undefined ? { ttl_sec: Number(ttlText) } : {}),
   });
   const envelope = await signEnvelope(draft, identity.keyId, identity.sign);
-  const answer = await postEnvelope(settings.relay_url, envelope);
+  const notes: string[] = [];
+  // Recorded in the agent's own inbox first, so the receipts that answer it change its record (messages --outbox).
+  const answer = await new OutboxSender({ relayUrl: settings.relay_url, agentId: settings.agent_id, identity }, (note) => notes.push(note)).send(envelope);
   if (answer.status !== 202) throw new AgentError("send_failed", `the relay refused the envelope: ${relayErrorText(answer)}`);
-  if (switchFlag(values, "json")) return JSON.stringify(answer.body, null, 2);
-  return `queued at ${to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`;
+  if (switchFlag(values, "json")) return JSON.stringify(notes.length > 0 ? { ...answer.body, notes } : answer.body, null, 2);
+  return [`queued at ${to} as id ${String(answer.body.id)} (msg_id ${envelope.msg_id})${answer.body.ack ? "; signed ack received" : ""}`, ...notes.map((n) => `note: ${n}`)].join("\n");
 }

@@ -7,6 +7,7 @@ import type { LiveSummary } from "../../protocol/index.ts";
 import type { AgentStatus, AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
+import { acksLine } from "./outbox-text.ts";
 import { laneLines } from "./status-lanes.ts";
 import { terminalCut, terminalSafe } from "./terminal-text.ts";
 
@@ -63,6 +64,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(d.last_error ? [`last error id ${d.last_error.id} at ${new Date(d.last_error.at).toISOString()}: ${d.last_error.message}`] : []),
     ...(!("error" in summary) && summary.dead > 0 ? [`dead      ${summary.dead} message(s): clawrelay messages --state dead`] : []),
     ...(s.relay_hub ? [hubLine(s.relay_hub)] : []),
+    ...(s.relay_outbox ? [`receipts  ${s.relay_outbox.total} sent message(s) in the outbox (clawrelay messages --outbox); ${acksLine(s.relay_outbox.acks)}`] : []),
     ...hubSideLines(s.hub),
   ]
     .map(terminalSafe)

@@ -10,6 +10,7 @@ import type { GatewaySettings } from "../gateway/openclaw-config.ts";
 import type { Identity } from "../identity.ts";
 import type { Logger } from "../logger.ts";
 import type { AgentSettings } from "../settings.ts";
+import { OutboxSender } from "../relay/outbox.ts";
 import { publishCard, readCardFile } from "./card-file.ts";
 import { Delegator } from "./delegation.ts";
 import type { SocietyApiDeps } from "./society-api.ts";
@@ -46,9 +47,12 @@ export function startSociety(options: AgentSocietyOptions): AgentSociety {
   const { settings, identity, logger } = options;
   const card = options.cardFile ? readCardFile(options.cardFile) : null;
   const timeoutMs = settings.delegate_timeout_ms ?? DEFAULT_DELEGATE_TIMEOUT_MS;
-  const delegator = new Delegator({ relayUrl: settings.relay_url, identity, timeoutMs, logger });
+  // One sender for delegations and results: a relay without an outbox is noted once.
+  const outbox = new OutboxSender({ relayUrl: settings.relay_url, agentId: identity.agentId, identity }, (note) => logger.warn("outbox", { note }));
+  const send = (envelope: Envelope) => outbox.send(envelope);
+  const delegator = new Delegator({ relayUrl: settings.relay_url, send, identity, timeoutMs, logger });
   const tasks = new TaskRunner({
-    relayUrl: settings.relay_url,
+    send,
     identity,
     card: () => card,
     chat: () => {

@@ -1,11 +1,14 @@
 // Delegating a task to another agent, two-phase over signed envelopes, as the Society AI plugin's delegate-task does:
 // the waiter for the result is registered first, then the task is sent as a signed `message`; the
 // relay's signed ack is phase 1, the target's signed `result` (reply_to = the task's msg_id) phase 2.
+// The task is recorded in the agent's outbox before it is posted, so the ack only sets its record there
+// (no agent run) and the result, which is still delivered, sets it answered.
 import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import type { Identity } from "../identity.ts";
 import type { Logger } from "../logger.ts";
-import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
+import { relayErrorText } from "../relay/relay-api.ts";
+import type { RelayAnswer } from "../relay/relay-api.ts";
 
 export interface DelegateRequest {
   agent_id: string;
@@ -39,6 +42,8 @@ interface KnownTask {
 
 export interface DelegatorOptions {
   relayUrl: string;
+  /** Records the envelope in the agent's outbox, then posts it (relay/outbox.ts OutboxSender.send). */
+  send(envelope: Envelope): Promise<RelayAnswer>;
   identity: Identity;
   timeoutMs: number;
   logger: Logger;
@@ -105,7 +110,7 @@ export class Delegator {
     });
     // The relay queues its ack to our inbox before it answers this POST: know the task first.
     remember(this.sent, envelope.msg_id);
-    const sent = await postEnvelope(relayUrl, envelope).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
+    const sent = await this.options.send(envelope).catch((err: Error) => ({ status: 0, body: { error: { code: "unreachable", message: err.message } } }));
     if (sent.status !== 202) {
       clearTimeout(timer);
       this.waiters.delete(envelope.msg_id);

@@ -8,10 +8,12 @@ import { CHAT_COMPLETIONS_HINT, runChat, taskStatusOf } from "../gateway/chat-co
 import type { ChatTarget } from "../gateway/chat-completions.ts";
 import type { Identity } from "../identity.ts";
 import type { Logger } from "../logger.ts";
-import { postEnvelope, relayErrorText } from "../relay/relay-api.ts";
+import { relayErrorText } from "../relay/relay-api.ts";
+import type { RelayAnswer } from "../relay/relay-api.ts";
 
 export interface TaskRunnerOptions {
-  relayUrl: string;
+  /** Records the result in the agent's outbox, then posts it (relay/outbox.ts OutboxSender.send). */
+  send(envelope: Envelope): Promise<RelayAnswer>;
   identity: Identity;
   card(): CardFile | null;
   /** `authProblem`: why no gateway token could be found (logged here, never sent to the requester). */
@@ -97,7 +99,7 @@ export class TaskRunner {
       this.options.identity.keyId,
       this.options.identity.sign,
     );
-    const sent = await postEnvelope(this.options.relayUrl, result);
+    const sent = await this.options.send(result);
     if (sent.status !== 202) logger.error("result not delivered", { to: task.from, task_id: taskId, error: relayErrorText(sent) });
     else logger.info("task answered", { to: task.from, task_id: taskId, skill: skillId, status: String(payload.status) });
   }

@@ -114,7 +114,7 @@ describe("storage", () => {
     const version = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
       state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
     );
-    expect(version).toBe("8");
+    expect(version).toBe("9");
   });
 
   it("keeps messages and config across a restart of the object", async () => {

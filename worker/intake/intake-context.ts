@@ -9,6 +9,8 @@ import type { InboxStore } from "../storage/inbox-store.ts";
 import type { ResolvedKey } from "./key-resolver.ts";
 import type { RateLimiter } from "./rate-limiter.ts";
 import type { Signer } from "./receipts.ts";
+import type { FiledReceipt } from "../outbox/receipt-filing.ts";
+import type { Filing } from "../outbox/outbox-store.ts";
 
 /** The acks owed to sibling inboxes (sibling-receipts.ts's OwedSiblingAcks): what intake asks of them. */
 export interface OwedAcks {
@@ -34,6 +36,8 @@ export interface IntakeContext {
   sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
   /** Acks owed to sibling inboxes, handed over together (sibling-receipts.ts). */
   owedAcks: OwedAcks;
+  /** Files a receipt against the outbox record it answers (outbox/outbox-store.ts): whether it matched, and whether it is still delivered. */
+  outbox: { file(receipt: FiledReceipt, nowMs: number): Filing };
   /** Queues a receipt for POST {hub}/hub/receipt (not before `afterMs` from now), retried until `expiresAtMs`. */
   sendToHub(receipt: Envelope, expiresAtMs: number, afterMs: number): Promise<void>;
 }

@@ -20,6 +20,7 @@ export interface IntakeParts {
   wakeConsumers(): void;
   sendToSibling(agentId: string, receipt: Envelope): Promise<void>;
   owedAcks: OwedAcks;
+  outbox: IntakeContext["outbox"];
   hubUrl(): string;
 }
 
@@ -35,6 +36,7 @@ export function intakeHooks(parts: IntakeParts): IntakeHooks {
     },
     sendToSibling: (agentId, receipt) => parts.sendToSibling(agentId, receipt),
     owedAcks: parts.owedAcks,
+    outbox: parts.outbox,
     sendToHub: async (receipt, expiresAtMs, afterMs) => {
       const at = Date.now() + afterMs;
       parts.store.enqueueOutbox({ kind: "hub", hubUrl: parts.hubUrl() }, JSON.stringify(receipt), at, expiresAtMs);

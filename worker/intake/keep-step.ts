@@ -1,11 +1,15 @@
 // Intake's keeping: the record step (the dedup record of (sender, msg_id), which answers repeats) and
 // the store step (the queue row). They are two rows today, written record first with the id the row is
 // about to get; a history row that is both would replace `recordStep` and `storeStep` here and leave
-// the callers as they are. Used by the intake flows and sources/source-intake.ts; covered by
-// test/worker/envelopes.test.ts, test/worker/storage.test.ts and test/worker/sibling-acks.test.ts.
+// the callers as they are. A receipt answering one of the agent's outbox records is filed against it
+// here (outbox/receipt-filing.ts), for every way an envelope comes in (posted, a hook body, pulled,
+// bridged): a filed ack is recorded only (no queue row, id 0) unless the inbox asks for acks to be
+// delivered. Used by the intake flows and sources/source-intake.ts; covered by test/worker/envelopes.test.ts,
+// test/worker/storage.test.ts, test/worker/sibling-acks.test.ts and test/worker/outbox.test.ts.
 import { MIN_DEDUP_RETENTION_SEC } from "../../protocol/index.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { NewMessage } from "../storage/stored-message.ts";
+import { isReceipt } from "../outbox/receipt-filing.ts";
 import type { AckPlan } from "./ack-step.ts";
 import type { Admitted } from "./admit-step.ts";
 import { keptAnswer, repeatOf } from "./answers.ts";
@@ -40,11 +44,15 @@ export function storeStep(store: InboxStore, message: NewMessage): number {
 
 /**
  * Keeps an accepted envelope: its record (kept max(TTL, 24 h), so a late retry is still recognised) and,
- * unless `message` is null (answered with id 0), its row; notes an owed ack, schedules the expiry and
- * wakes consumers. A record already there means a repeat: answered as the first time, uncounted.
+ * unless `offered` is null or a filed ack that is not delivered (answered with id 0), its row; notes an
+ * owed ack, schedules the expiry and wakes consumers. A record already there means a repeat: answered as
+ * the first time, uncounted.
  */
-export async function keepStep(ctx: IntakeContext, checked: Checked, admitted: Admitted, message: NewMessage | null, ttlSec: number, plan: AckPlan | null): Promise<Answer | Repeat> {
+export async function keepStep(ctx: IntakeContext, checked: Checked, admitted: Admitted, offered: NewMessage | null, ttlSec: number, plan: AckPlan | null): Promise<Answer | Repeat> {
   const { envelope } = checked;
+  // Filing is idempotent (the same receipt again changes nothing): a repeat filed before it is found as one changes nothing.
+  const filing = isReceipt(envelope) ? ctx.outbox.file(envelope, ctx.nowMs) : null;
+  const message = filing?.deliver === false ? null : offered;
   const seq = message ? ctx.store.queueStats().lastSeq + 1 : 0;
   const ack = plan?.ack;
   const answer: Answer = ack ? { queued: true, id: seq, ack } : { queued: true, id: seq };

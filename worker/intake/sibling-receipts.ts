@@ -10,7 +10,7 @@
 // Each new dedup record also carries the cursor (every owed ack of a message up to it was handed
 // over), so after an eviction the object finds what it still owes with one query and the alarm, set
 // whenever something is owed, hands it over. Used by inbox.ts and housekeeping.ts; covered by
-// test/worker/receipts.test.ts and test/worker/sibling-acks.test.ts.
+// test/worker/receipts.test.ts, test/worker/sibling-acks.test.ts and test/worker/outbox.test.ts.
 import { MIN_DEDUP_RETENTION_SEC, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import { hasRoom } from "./admit-step.ts";
@@ -19,6 +19,7 @@ import type { IntakeContext, OwedAcks } from "./intake-context.ts";
 import { envelopeFingerprint } from "./verify-step.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { NewReceipt } from "../storage/stored-message.ts";
+import type { FiledReceipt } from "../outbox/receipt-filing.ts";
 
 export type SiblingResult = "stored" | "no_inbox" | "full";
 
@@ -225,10 +226,17 @@ export class OwedSiblingAcks implements OwedAcks {
   }
 }
 
+/** What filing reads of a receipt from a sibling: its JSON is the envelope the sibling signed. */
+function filedReceipt(receipt: SiblingReceipt): FiledReceipt {
+  const envelope = JSON.parse(receipt.json) as Envelope;
+  return { from: receipt.from, type: receipt.type, msg_id: receipt.msg_id, reply_to: envelope.reply_to ?? null, payload: envelope.payload };
+}
+
 /**
- * The receiving side: stores the receipts with their dedup records in three statements for the whole
- * batch (one look-up, two inserts); a repeat is answered "stored" and not stored again, one that does
- * not fit "full". One alarm check and one wake-up for the batch.
+ * The receiving side: files each receipt that answers an outbox record (outbox/receipt-filing.ts), and
+ * stores the receipts with their dedup records in three statements for the whole batch (one look-up, two
+ * inserts); a repeat is answered "stored" and not stored again, one that does not fit "full". One alarm
+ * check and one wake-up for the batch.
  */
 export async function storeSiblingReceipts(ctx: IntakeContext, receipts: readonly SiblingReceipt[]): Promise<SiblingResult[]> {
   const { store, nowMs } = ctx;
@@ -238,6 +246,8 @@ export async function storeSiblingReceipts(ctx: IntakeContext, receipts: readonl
   const results = receipts.map((receipt): SiblingResult => {
     const key = `${receipt.from} ${receipt.msg_id}`;
     if (known.has(key)) return "stored";
+    // An ack answering one of the agent's outbox records is filed there, and stored only when the inbox asks for acks.
+    if (ctx.outbox.file(filedReceipt(receipt), nowMs).deliver === false) return "stored";
     const size = utf8(receipt.json).byteLength;
     if (!hasRoom(ctx, room.count + 1, room.bytes + size)) return "full";
     room = { count: room.count + 1, bytes: room.bytes + size };

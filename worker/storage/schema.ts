@@ -104,6 +104,27 @@ export const MIGRATIONS: readonly string[][] = [
      )`,
     `CREATE TABLE IF NOT EXISTS a2a (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID`,
   ],
+  // 9: the outbox's records (worker/outbox/): one row per message the inbox's agent sent, keyed by its
+  // msg_id (the agent's own: unique), so a receipt finds its record by primary key with no index to write.
+  // `seq` orders the listing; the table is bounded (outbox-store.ts: OUTBOX_KEPT, OUTBOX_RETENTION_MS).
+  // Not the `outbox` table above, which holds receipts this inbox still has to post.
+  [
+    `CREATE TABLE IF NOT EXISTS outbox_records (
+       msg_id TEXT PRIMARY KEY,
+       seq INTEGER NOT NULL,
+       to_agent TEXT NOT NULL,
+       type TEXT NOT NULL,
+       reply_to TEXT,
+       topic TEXT,
+       created_at INTEGER NOT NULL,
+       state TEXT NOT NULL,
+       receipt_type TEXT,
+       receipt_msg_id TEXT,
+       receipt_at INTEGER,
+       error_code TEXT,
+       error_message TEXT
+     ) WITHOUT ROWID`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
