@@ -2,13 +2,15 @@
 // live config as the source of the hooks token, hooks path, port and gateway token. It still posts to
 // the loopback hooks endpoint, exactly as the hub would (the in-process hook dispatch is reserved for
 // OpenClaw's bundled plugins), so mappings, idempotency and every answer are the same as standalone.
-// Covered by test/node/plugin-service.e2e.test.ts and test/openclaw/doctor-plugin.interop.test.ts.
+// Covered by test/node/plugin-service.e2e.test.ts, terminal-output.test.ts (gatewayLogger) and
+// test/openclaw/doctor-plugin.interop.test.ts.
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginService, OpenClawPluginServiceContext, PluginLogger } from "openclaw/plugin-sdk/plugin-entry";
 import { startAgent } from "../local-agent/agent.ts";
 import type { AgentHandle } from "../local-agent/agent.ts";
 import { cardPath } from "../local-agent/society/card-file.ts";
 import { liveGatewaySource } from "../local-agent/gateway/gateway-source.ts";
+import { terminalOutput } from "../local-agent/cli/terminal-text.ts";
 import { formatEvent } from "../local-agent/logger.ts";
 import type { LogFields, Logger } from "../local-agent/logger.ts";
 import type { Environment } from "../local-agent/gateway/openclaw-config.ts";
@@ -38,9 +40,13 @@ export function settingsOfHome(home: string, fromConfig: boolean): AgentSettings
   }
 }
 
-/** Our events into the gateway's log, prefixed so they can be found there. */
+/**
+ * Our events into the gateway's log, prefixed so they can be found there; escaped as the CLI's own log
+ * lines are (a path, a lane or an app's error may hold a sender's ESC sequences, and the gateway's log is
+ * printed on the terminal it runs in).
+ */
 export function gatewayLogger(log: PluginLogger): Logger {
-  const line = (event: string, fields?: LogFields) => `clawrelay: ${formatEvent(event, fields)}`;
+  const line = (event: string, fields?: LogFields) => terminalOutput(`clawrelay: ${formatEvent(event, fields)}`);
   return {
     info: (event, fields) => log.info(line(event, fields)),
     warn: (event, fields) => log.warn(line(event, fields)),

@@ -2,7 +2,10 @@
 // gateway. Their bodies are shaped as a hub sends them (a `sessionKey` with the `agentline:` prefix
 // included), so they are delivered by the per-sender mapping docs/openclaw-setup.md recommends, which
 // refuses a body without one ("sessionKey template rendered empty").
-// Covered by test/node/start-lines.test.ts and test/openclaw/mapping-fix.interop.test.ts.
+// And what the stand-in gateway prints of a hook it took, escaped (a sender wrote its body). Covered by
+// test/node/start-lines.test.ts, terminal-output.test.ts and test/openclaw/mapping-fix.interop.test.ts.
+import { terminalOutput } from "../local-agent/cli/terminal-text.ts";
+import type { ReceivedHook } from "./standin-gateway.ts";
 
 export interface StartLineFacts {
   home: string;
@@ -28,4 +31,9 @@ export function startLines(facts: StartLineFacts): string[] {
     `  curl -s -X POST http://127.0.0.1:${apiPort}/api/search-agents -H 'Content-Type: application/json' -d '{"query":"weather forecast"}'`,
     `  curl -s -X POST http://127.0.0.1:${apiPort}/api/delegate-task -H 'Content-Type: application/json' -d '{"agent_id":"weather-bot","skill_id":"forecast","message":"Weather in Paris?"}'`,
   ];
+}
+
+/** The stand-in's lines for a hook it took: the body is a sender's, so nothing in it may act on the terminal. */
+export function standinReceivedText(hooksPath: string, hook: Pick<ReceivedHook, "subpath" | "idempotencyKey" | "body">): string {
+  return terminalOutput(`\n[stand-in gateway] POST ${hooksPath}/${hook.subpath}  Idempotency-Key: ${hook.idempotencyKey}\n  ${hook.body.toString("utf8")}\n`);
 }

@@ -15,7 +15,7 @@ import { createLogger } from "../local-agent/logger.ts";
 import { journalPath, saveSettings } from "../local-agent/settings.ts";
 import { REPO_ROOT, bundleWorker, startRelayMiniflare } from "./local-workerd.ts";
 import { chooseGateway, dropGatewayOverrides, whenGatewayUp } from "./start-gateway.ts";
-import { startLines } from "./start-lines.ts";
+import { standinReceivedText, startLines } from "./start-lines.ts";
 import { startStandinGateway } from "./standin-gateway.ts";
 import type { StandinGateway } from "./standin-gateway.ts";
 
@@ -74,7 +74,7 @@ const choice = await chooseGateway(process.env);
 const real = choice.kind === "standin" ? null : choice.gateway;
 if (choice.kind === "standin") {
   standin = await startStandinGateway({ announceAs: "npm start" });
-  standin.onReceive = (hook) => say(`\n[stand-in gateway] POST ${standin!.hooksPath}/${hook.subpath}  Idempotency-Key: ${hook.idempotencyKey}\n  ${hook.body.toString("utf8")}\n`);
+  standin.onReceive = (hook) => say(standinReceivedText(standin!.hooksPath, hook));
 }
 
 const settingsPath = join(DEV_DIR, "home", "agent.json");

@@ -12,7 +12,9 @@ import { createLogger } from "../../local-agent/logger.ts";
 import { liveLogText } from "../../local-agent/relay/live-log.ts";
 import { messageDetail, messagesTable, shownRedacted } from "../../local-agent/relay/messages.ts";
 import type { ShownMessage } from "../../local-agent/relay/messages.ts";
+import { gatewayLogger } from "../../openclaw-plugin/relay-service.ts";
 import { REDACTED_VALUE } from "../../protocol/index.ts";
+import { standinReceivedText } from "../../scripts/start-lines.ts";
 import type { QueueItem } from "../../protocol/index.ts";
 
 const NOW = Date.parse("2026-12-01T12:00:00Z");
@@ -120,6 +122,21 @@ describe("nothing a sender or an app wrote acts on the terminal", () => {
     createLogger({ json: true, write: (line) => lines.push(line) }).info("delivered", { subpath: `a${C1_CSI}${BIDI}` });
     for (const line of lines) expect(line).not.toMatch(ACTING);
     expect((JSON.parse(lines[1]!) as { subpath: string }).subpath).toBe(`a${C1_CSI}${BIDI}`);
+  });
+
+  it("the plugin's lines in the gateway's log and npm start's stand-in lines escape what a sender wrote", () => {
+    // A value with no space is not JSON-quoted by formatEvent: its ESC, C1 and bidi characters were written raw.
+    const lines: string[] = [];
+    const push = (line: string) => lines.push(line);
+    const log = gatewayLogger({ info: push, warn: push, error: push } as unknown as Parameters<typeof gatewayLogger>[0]);
+    log.info("delivered", { subpath: `sources/shop${OSC52}`, lane: `agentline:x${C1_CSI}${BIDI}` });
+    log.error("rejected", { error: `the app answered 500: ${OSC8}` });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line).not.toMatch(ACTING);
+    expect(lines[0]).toContain("clawrelay: delivered subpath=sources/shop\\u001b]52;c;");
+    const standin = standinReceivedText("/hooks", { subpath: `agent${CSI}`, idempotencyKey: `k${CR}`, body: Buffer.from(`{"message":"hi${C1_CSI}${BIDI}"}\n${OSC52}`) });
+    expect(standin).not.toMatch(ACTING);
+    expect(standin).toContain("[stand-in gateway] POST /hooks/agent\\u001b[2K");
   });
 
   it("terminalBlock keeps line feeds and tabs, nothing else", () => {
