@@ -1,11 +1,12 @@
 // Reading a settings file the user (or anyone who can write beside it) may have pointed anywhere:
 // agent.json, openclaw.json and its .env, a token file, run.json. Each is read only when it is a
 // regular file after links are followed, and only up to a bound: a FIFO would block the read for good,
-// and a link to /dev/zero (or a runaway file) would grow memory without end. The file is opened
-// non-blocking and checked on its descriptor, so a swap between a check and the read changes nothing.
+// and a link to /dev/zero (or a runaway file) would grow memory without end. Anything else is refused
+// before it is opened; the file is then opened non-blocking and checked again on its descriptor, so a
+// swap between the check and the read changes nothing; it is read to its end, whatever its size said.
 // Used by settings.ts, openclaw-config.ts, gateway-token.ts and cli/running-agent.ts; covered by
 // test/node/config-file-bounds.test.ts.
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { AgentError } from "../errors.ts";
 
@@ -26,26 +27,37 @@ function kindOf(stats: Stats): string {
  * first, or treat it as absent).
  */
 export function readConfigText(path: string, maxBytes = CONFIG_FILE_MAX_BYTES): string {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer before fstat could refuse it.
-  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  // Refused before it is opened: opening a device can act (a terminal, a watchdog), even when never read.
+  refuseIrregular(path, statSync(path));
+  // O_NONBLOCK: a FIFO swapped in after the stat would otherwise hold the open until a writer came; O_NOCTTY:
+  // a terminal swapped in never becomes the process's controlling terminal. fstat then decides on the descriptor.
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0));
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new AgentError("config_file_unreadable", `${path} is ${kindOf(stats)}, not a settings file: replace it with a regular file (a link to one is fine)`);
+    refuseIrregular(path, stats);
     if (stats.size > maxBytes) throw tooLarge(path, maxBytes);
-    // Read to the bound plus one byte, whatever the size said: a file that grows meanwhile is still cut off.
-    const buffer = Buffer.alloc(Math.min(stats.size, maxBytes) + 1);
+    // To the end, whatever the size said (a file written meanwhile, a procfs file that says 0), never past the bound.
+    const chunks: Buffer[] = [];
     let length = 0;
     for (;;) {
-      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      const chunk = Buffer.alloc(Math.min(READ_CHUNK_BYTES, maxBytes + 1 - length));
+      const read = readSync(fd, chunk, 0, chunk.length, null);
       if (read === 0) break;
+      chunks.push(chunk.subarray(0, read));
       length += read;
       if (length > maxBytes) throw tooLarge(path, maxBytes);
-      if (length === buffer.length) break;
     }
-    return buffer.subarray(0, length).toString("utf8");
+    return Buffer.concat(chunks, length).toString("utf8");
   } finally {
     closeSync(fd);
   }
+}
+
+/** Reads are this large at most: a settings file takes one or two. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+function refuseIrregular(path: string, stats: Stats): void {
+  if (!stats.isFile()) throw new AgentError("config_file_unreadable", `${path} is ${kindOf(stats)}, not a settings file: replace it with a regular file (a link to one is fine)`);
 }
 
 function tooLarge(path: string, maxBytes: number): AgentError {

@@ -80,4 +80,13 @@ describe("settings files that are not regular files, or too large", () => {
     expect(loadSettings(join(home, "agent.json")).agent_id).toBe("ag_0123456789ab");
     expect(readConfigText(real)).toBe(JSON.stringify(settings));
   });
+
+  // A regular file's size is only what stat said when it was asked: a file that grows meanwhile (a config
+  // being written) or one whose size reads 0 (procfs) was cut at that size plus one byte, so its text
+  // came back truncated and failed as "not valid JSON" (and agent.json's advice is init --force).
+  it.runIf(process.platform === "linux")("a regular file longer than its stat size is read to its end (up to the bound)", () => {
+    const text = readConfigText("/proc/self/status");
+    expect(text).toMatch(/^Name:\t/);
+    expect(text).toContain("\nPid:\t");
+  });
 });
