@@ -1,15 +1,23 @@
 // What `clawrelay messages --outbox` prints: one line per message the agent sent (newest first) with the
 // receipt that answered it, and the acks setting under it. The receiver's error text is its own, so it is
-// made terminal-safe. Pure; imported by cli-messages.ts; covered by test/node/outbox.e2e.test.ts.
+// made terminal-safe; a record its sender left at `sending` says so (SENDING_STALE_MS). Pure; imported by
+// cli-messages.ts; covered by test/node/outbox.e2e.test.ts and outbox-text.test.ts.
 import type { AckDelivery, OutboxRecord } from "../../protocol/index.ts";
 import { formatAge } from "../relay/messages.ts";
 import { terminalCut } from "./terminal-text.ts";
 
 const ERROR_WIDTH = 80;
 
+/**
+ * A record is settled within a post's time-out (relay-api.ts, 15 s) of being made; one still `sending` a
+ * minute on lost its sender between the two (killed, the machine shut), and nothing will settle it.
+ */
+export const SENDING_STALE_MS = 60_000;
+
 /** The receipt (or the post's refusal) in a few words. */
 function receiptText(r: OutboxRecord, nowMs: number): string {
   const ago = r.receipt_at === null ? "" : ` ${formatAge(nowMs - r.receipt_at)} ago`;
+  if (r.state === "sending" && nowMs - r.created_at > SENDING_STALE_MS) return "no outcome: its sender stopped before the post was answered; whether it arrived is unknown (send it again if it matters)";
   if (r.state === "refused") return `not sent: ${terminalCut(`${r.error_code ?? ""} ${r.error_message ?? ""}`.trim(), ERROR_WIDTH)}`;
   if (r.receipt_type === "ack") return `ack${ago}`;
   if (r.receipt_type === "result") return `result ${r.receipt_msg_id ?? ""}${ago}`;
