@@ -176,7 +176,7 @@ export class DeliveryLoop {
       try {
         answer = await this.options.post(target, request, key);
         attempts++;
-        outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail);
+        outcome = classifyGatewayResponse(answer.status, answer.retryAfter, DEFAULTS.defaultRetryAfterMs, answer.detail, target.tokenFrom);
         if (outcome.kind === "not_found" && !this.gone(pending)) outcome = await this.probe(target, request, outcome.reason);
         // Before the slot is freed, so a post that finds the gateway down hands its slot to no one.
         if (!this.gone(pending)) this.noteGateway(outcome, pending, request.subpath);
@@ -259,7 +259,7 @@ export class DeliveryLoop {
     if (request.subpath === PROBE_SUBPATH) return classifyProbe(404, request.subpath, target.hooksPath, first404, request.body);
     const probe: GatewayRequest = { subpath: PROBE_SUBPATH, contentType: "application/json", body: utf8(PROBE_BODY) };
     const answer = await this.options.post(target, probe, null);
-    return classifyProbe(answer.status, request.subpath, target.hooksPath, first404, request.body);
+    return classifyProbe(answer.status, request.subpath, target.hooksPath, first404, request.body, target.tokenFrom);
   }
 
   private emit(pending: Pending, event: EventFields): void {

@@ -13,6 +13,8 @@ export interface GatewayTarget {
   port: number;
   hooksPath: string;
   hooksToken: string;
+  /** Where hooksToken comes from when it is not openclaw.json's ("gateway.hooks_token in …/agent.json"): a 401's reason names it. */
+  tokenFrom?: string;
 }
 
 export interface GatewayAnswer {

@@ -17,12 +17,18 @@ export type GatewayOutcome =
 
 const DOCTOR = "(run clawrelay doctor)";
 
-export function classifyGatewayResponse(status: number, retryAfter: string | null, defaultRetryAfterMs: number, detail = ""): GatewayOutcome {
+/** Why a 401: the token does not match — naming agent.json's override when the token came from there (GatewayTarget.tokenFrom). */
+function tokenMismatch(tokenFrom: string | undefined): string {
+  if (!tokenFrom) return `hooks.token does not match the gateway's ${DOCTOR}`;
+  return `the hooks token set by ${tokenFrom} (it overrides openclaw.json's hooks.token) does not match the gateway's: correct it there or remove it ${DOCTOR}`;
+}
+
+export function classifyGatewayResponse(status: number, retryAfter: string | null, defaultRetryAfterMs: number, detail = "", tokenFrom?: string): GatewayOutcome {
   const what = detail ? `${status} ${detail}` : String(status);
   if (status === 200 || status === 202 || status === 204) return { kind: "accepted" };
   if (status === 0) return { kind: "transient", reason: detail || "gateway unreachable" };
   if (status === 429) return { kind: "rate_limited", retryAfterMs: parseRetryAfter(retryAfter) ?? defaultRetryAfterMs };
-  if (status === 401) return { kind: "config_error", reason: `gateway answered ${what}: hooks.token does not match the gateway's ${DOCTOR}` };
+  if (status === 401) return { kind: "config_error", reason: `gateway answered ${what}: ${tokenMismatch(tokenFrom)}` };
   if (status === 404) return { kind: "not_found", reason: `gateway answered ${what}` };
   if (status === 408 || status === 409 || status >= 500) return { kind: "transient", reason: `gateway answered ${what}` };
   if (status === 413) return { kind: "content_error", reason: `gateway refused this message with ${what}: the body is above the gateway's 256 KiB hook limit` };
@@ -38,7 +44,7 @@ export const PROBE_BODY = "{}";
  * 400 (or any acceptance) = hooks are on and the token is right, so only this sub-path has no mapping;
  * 401 = wrong token; 404 = hooks off or the wrong hooks.path; anything else = try again later.
  */
-export function classifyProbe(probeStatus: number, subpath: string, hooksPath: string, first404: string, body: Uint8Array | string = "{}"): GatewayOutcome {
+export function classifyProbe(probeStatus: number, subpath: string, hooksPath: string, first404: string, body: Uint8Array | string = "{}", tokenFrom?: string): GatewayOutcome {
   if (probeStatus === 400 || probeStatus === 200 || probeStatus === 202 || probeStatus === 204) {
     const { entry, note } = suggestMapping(subpath, body);
     return {
@@ -48,7 +54,7 @@ export function classifyProbe(probeStatus: number, subpath: string, hooksPath: s
         `For this body add ${entry} to hooks.mappings in openclaw.json, then replay this message${note ? `; ${note}` : ""}`,
     };
   }
-  if (probeStatus === 401) return { kind: "config_error", reason: `${first404}, and ${hooksPath}/wake answered 401: hooks.token does not match the gateway's ${DOCTOR}` };
+  if (probeStatus === 401) return { kind: "config_error", reason: `${first404}, and ${hooksPath}/wake answered 401: ${tokenMismatch(tokenFrom)}` };
   if (probeStatus === 404) {
     return { kind: "config_error", reason: `${first404}, and ${hooksPath}/wake answered 404 too: hooks are disabled (hooks.enabled) or hooks.path is not "${hooksPath}" ${DOCTOR}` };
   }

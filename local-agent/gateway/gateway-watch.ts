@@ -46,9 +46,10 @@ export interface GatewayWatch {
 /** Where posts go, as a comparable string (a NoGateway's problem included). */
 const targetKey = (t: GatewayTarget | NoGateway) => ("problem" in t ? `none:${t.problem}` : `${t.port}|${t.hooksPath}|${t.hooksToken}`);
 
-function targetOf(gateway: GatewaySettings): GatewayTarget | NoGateway {
+function targetOf(gateway: GatewaySettings, tokenFrom: string | null): GatewayTarget | NoGateway {
   try {
-    return gatewayTarget(gateway);
+    const target = gatewayTarget(gateway);
+    return tokenFrom ? { ...target, tokenFrom } : target;
   } catch (err) {
     // gatewayTarget's only refusal (no hooks token) is a state to show and wait out, not a failure.
     return { problem: (err as Error).message };
@@ -61,7 +62,7 @@ export function watchGateway(options: GatewayWatchOptions): GatewayWatch {
   const followed: FollowedSource | null = options.source ? null : followedGatewaySource(settingsPath(env), settings, env, logger);
   const source = options.source ?? followed!;
   const initial = source.current();
-  let current = { gateway: initial, target: targetOf(initial) };
+  let current = { gateway: initial, target: targetOf(initial, followed?.hooksTokenFrom() ?? null) };
   // Inside the gateway there is a gateway: hooks not set up are its own config's mistake, said at its
   // start in its log (docs/openclaw-setup.md), not by messages waiting.
   if (options.runsIn === "gateway plugin" && "problem" in current.target) throw new AgentError("no_hooks_token", current.target.problem);
@@ -70,7 +71,7 @@ export function watchGateway(options: GatewayWatchOptions): GatewayWatch {
     const gateway = source.current();
     if (gateway === seen) return current;
     seen = gateway;
-    const target = targetOf(gateway);
+    const target = targetOf(gateway, followed?.hooksTokenFrom() ?? null);
     if ("problem" in target && !("problem" in current.target)) logger.error("gateway settings unusable; keeping the previous ones", { error: target.problem });
     else current = { gateway, target };
     return current;

@@ -34,6 +34,8 @@ export interface SettingsFileStatus {
 export interface FollowedSource extends GatewaySource {
   /** null when there is no agent.json to follow (settings given in code). */
   readonly settingsFile: SettingsFileStatus | null;
+  /** "gateway.hooks_token in <agent.json>" while that override is in use; null when openclaw.json's hooks.token is. */
+  hooksTokenFrom(): string | null;
 }
 
 /** The gateway object's fields of the wrong type, as a sentence; null when all are right. */
@@ -47,7 +49,7 @@ function gatewayProblem(gateway: unknown): string | null {
 /** The standalone agent's gateway source: openclaw.json with agent.json's overrides, both followed. */
 export function followedGatewaySource(path: string, settings: AgentSettings, env: Environment, logger: Logger): FollowedSource {
   let inner = settingsGatewaySource(settings, env, logger);
-  if (!existsSync(path)) return Object.assign(inner, { settingsFile: null });
+  if (!existsSync(path)) return Object.assign(inner, { settingsFile: null, hooksTokenFrom: () => null });
   // What the caller set beyond the file (command-line flags) is pinned over every re-read.
   let fromFile: AgentSettings = settings;
   try {
@@ -104,5 +106,6 @@ export function followedGatewaySource(path: string, settings: AgentSettings, env
       return inner.origin;
     },
     settingsFile: file,
+    hooksTokenFrom: () => (active.hooks_token === undefined ? null : `gateway.hooks_token in ${path}`),
   };
 }

@@ -1,9 +1,11 @@
 // The agent follows agent.json as it follows openclaw.json (local-agent/gateway/settings-follow.ts), issue 24:
-// a stale gateway.hooks_token pauses delivery on 401; fixing it in agent.json (written atomically, as
-// editors and saveSettings do) delivers the waiting message without a restart and well before the 60 s
-// retry; a broken edit keeps the last good settings and says so; a field that needs a restart is named.
+// a stale gateway.hooks_token pauses delivery on 401, the pause (status's PAUSED line) naming the override
+// (file and key) as the cause; fixing it in agent.json (written atomically, as editors and saveSettings do)
+// delivers the waiting message without a restart and well before the 60 s retry; a broken edit keeps the
+// last good settings and says so; a field that needs a restart is named.
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { statusText } from "../../local-agent/cli/cli-status.ts";
 import { saveSettings } from "../../local-agent/settings.ts";
 import type { AgentSettings } from "../../local-agent/settings.ts";
 import type { Logger } from "../../local-agent/logger.ts";
@@ -31,6 +33,10 @@ describe("agent.json is followed without a restart", () => {
     expect((await postHook(stack.relay().url, home, AGENT, JSON.stringify({ message: "waiting" }))).status).toBe(202);
     await waitUntil("paused on 401", () => agent.status().delivery.paused !== null);
     expect(agent.status().delivery.paused).toContain("401");
+    // The cause named as doctor names it: the override in agent.json, not openclaw.json's hooks.token.
+    expect(agent.status().delivery.paused).toContain(`the hooks token set by gateway.hooks_token in ${home.settingsPath}`);
+    const text = statusText({ ...agent.status(), relay_queue: { queued: 0, sent: 1, dead: 0, oldest_waiting_at: null }, relay_hub: null }, 1, Date.now());
+    expect(text).toContain(`PAUSED    gateway answered 401 Unauthorized: the hooks token set by gateway.hooks_token in ${home.settingsPath}`);
 
     edit(home.settingsPath, (s) => ({ ...s, gateway: { ...s.gateway, hooks_token: gateway.token } }));
     // At once: the edit itself ends the paused message's minute-long wait (its own retry would come 60 s later).

@@ -21,6 +21,14 @@ describe("classifyGatewayResponse", () => {
     expect(outcome.kind === "config_error" && outcome.reason).toContain("hooks.token");
   });
 
+  it("401 with a token from agent.json's override names the override (file and key) as the cause, not openclaw.json", () => {
+    const from = "gateway.hooks_token in /home/u/.clawrelay/agent.json";
+    const outcome = classifyGatewayResponse(401, null, DEFAULT_RETRY, "Unauthorized", from);
+    expect(outcome).toEqual({ kind: "config_error", reason: `gateway answered 401 Unauthorized: the hooks token set by ${from} (it overrides openclaw.json's hooks.token) does not match the gateway's: correct it there or remove it (run clawrelay doctor)` });
+    const probed = classifyProbe(401, "github/push", "/hooks", "gateway answered 404", "{}", from);
+    expect(probed.kind === "config_error" && probed.reason).toContain(`the hooks token set by ${from}`);
+  });
+
   it("regression: 404 alone is not a config error (hooks off and an unmapped sub-path both answer 404): it needs the probe", () => {
     expect(classifyGatewayResponse(404, null, DEFAULT_RETRY, "Not Found")).toEqual({ kind: "not_found", reason: "gateway answered 404 Not Found" });
   });

@@ -1,6 +1,6 @@
 // Live requests to the gateway end to end (the real relay, the real agent): a live source without a
-// forward target is posted to the gateway's hooks as its delivery would be, and the gateway's answer goes
-// back to the sender; the gateway's A2A channel published with `clawrelay a2a enable` (a stand-in A2A
+// forward target is posted to the gateway's hooks as its delivery would be (the sender's credentials left
+// out), and the gateway's answer goes back to the sender; the gateway's A2A channel published with `clawrelay a2a enable` (a stand-in A2A
 // gateway on loopback): refused while channels.a2a is off, the card's and the endpoint's URLs printed, a
 // peer whose ${VAR} is unset named and refused at the relay, the card fetched live with its endpoint
 // rewritten, SendMessage with a peer's token answered by the gateway, a wrong token refused at the relay
@@ -58,15 +58,22 @@ async function writeConfig(path: string, port: number, a2a: string): Promise<voi
 }
 
 describe("live requests to the gateway", () => {
-  it("posts a live source's request to the gateway's hooks and returns the gateway's answer", async () => {
+  it("posts a live source's request to the gateway's hooks, without the sender's credentials, and returns the gateway's answer", async () => {
     const { gateway, home } = await fixture.setUp("Live gateway");
     const source = await addSource(await inboxAccess(home.settings), { name: "ci", kind: "token", subpath: "agentgram_inbox/agent", liveSec: 10 });
     const agent = await fixture.run(home);
     await waitUntil("live", () => agent.status().live?.relay === true);
-    const answer = await fetch(source.post_url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"message":"build green"}' });
+    const credentials = { authorization: "Bearer sk_live_sender0123", cookie: "session=sender-c0ffee", "x-api-key": "key-sender-4567" };
+    const answer = await fetch(source.post_url, { method: "POST", headers: { "content-type": "application/json", ...credentials }, body: '{"message":"build green"}' });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ ok: true, runId: expect.stringMatching(/^run-/) });
     expect(gateway.received.map((r) => r.body.toString())).toEqual(['{"message":"build green"}']);
+    // The gateway gets the agent's hooks token, never the sender's credentials (they go to a forward target only).
+    const { headers } = gateway.received[0]!;
+    expect(headers.authorization).toBe(`Bearer ${gateway.token}`);
+    expect(headers.cookie).toBeUndefined();
+    expect(headers["x-api-key"]).toBeUndefined();
+    for (const value of Object.values(credentials)) expect(JSON.stringify(headers)).not.toContain(value);
     expect(await queueItems(fixture.relay().url, home)).toEqual([]);
   });
 

@@ -1,7 +1,8 @@
 // Live requests answered: the live feature negotiated on the socket, a request to a live source sent down
-// as a `request` frame (the sender's headers filtered) and the app's answer returned to the sender (status,
-// headers without hop-by-hop ones and cookies, the sandboxing CSP, the body; in chunks too), never stored;
-// an answer past the cap is 502 and the socket stays open; GET with a query and HEAD; live_sec on a source.
+// as a `request` frame (the sender's headers filtered; its credentials kept for an app, left out for the
+// gateway) and the app's answer returned to the sender (status, headers without hop-by-hop ones and
+// cookies, the sandboxing CSP, the body; in chunks too), never stored; an answer past the cap is 502 and
+// the socket stays open; GET with a query and HEAD; live_sec on a source.
 import { afterEach, describe, expect, it } from "vitest";
 import { ANSWER_CSP, CLOSE_CODES, LIVE } from "../../protocol/index.ts";
 import type { SourceView } from "../../protocol/index.ts";
@@ -10,6 +11,8 @@ import { APP, answer, liveAgent, liveSource, nextRequest, refusedWith, sendTo, s
 import { closeAllSockets, connect } from "../support/workerd/socket-client.ts";
 
 afterEach(closeAllSockets);
+
+const CREDENTIALS = { authorization: "Bearer sk_live_live0123456789", cookie: "session=live-c0ffee", "x-api-key": "key-live-9876" };
 
 describe("negotiation", () => {
   it("an agent naming live is told live back (with lanes when it names both); one naming neither is told neither", async () => {
@@ -38,7 +41,7 @@ describe("answered", () => {
     const agent = await liveAgent(inbox);
     const pending = sendTo(`${path}/slash?team=T1`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "10.0.0.1", "x-custom": "kept", connection: "x-dropme", "x-dropme": "1" },
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-forwarded-for": "10.0.0.1", "x-custom": "kept", connection: "x-dropme", "x-dropme": "1", ...CREDENTIALS },
       body: "command=%2Fweather",
     });
     const request = await nextRequest(agent);
@@ -47,6 +50,8 @@ describe("answered", () => {
     expect(names).toContain("x-custom");
     expect(names).not.toContain("x-forwarded-for");
     expect(names).not.toContain("x-dropme");
+    // An app gets the sender's credentials unchanged.
+    for (const [name, value] of Object.entries(CREDENTIALS)) expect(request.headers, name).toContainEqual([name, value]);
     answer(agent, request.rid, 201, [["content-type", "application/json"], ["set-cookie", "session=1"], ["x-app", "yes"], ["connection", "x-hop"], ["x-hop", "no"], ["transfer-encoding", "chunked"]], '{"text":"sunny"}');
     const res = await pending;
     expect(res.status).toBe(201);
@@ -115,14 +120,18 @@ describe("answered", () => {
     expect(await headRes.text()).toBe("");
   });
 
-  it("a live source without a forward target sends a POST to the gateway with its hook fields; GET to it stays 405 naming --live", async () => {
+  it("a live source without a forward target sends a POST to the gateway with its hook fields and none of the sender's credentials; GET to it stays 405 naming --live", async () => {
     const inbox = await claimInbox();
     const path = await liveSource(inbox, { forward: null, name: "slack-cmds" });
     const agent = await liveAgent(inbox);
-    const pending = sendTo(path, { method: "POST", headers: { "content-type": "application/json" }, body: '{"a":1}' });
+    const pending = sendTo(path, { method: "POST", headers: { "content-type": "application/json", "x-custom": "kept", ...CREDENTIALS }, body: '{"a":1}' });
     const request = await nextRequest(agent);
     expect(request).toMatchObject({ to: "gateway", method: "POST", subpath: "sources/slack-cmds", content_type: "application/json", hook_headers: { "x-clawrelay-source": "slack-cmds" } });
     expect(request.target).toBeUndefined();
+    // The gateway never gets them (kept-credentials.ts): not in the frame at all, not even redacted.
+    expect(request.headers.map(([name]) => name)).toContain("x-custom");
+    for (const name of Object.keys(CREDENTIALS)) expect(request.headers.map(([n]) => n), name).not.toContain(name);
+    for (const value of Object.values(CREDENTIALS)) expect(JSON.stringify(request), value).not.toContain(value);
     answer(agent, request.rid, 200, [], "done");
     expect(await (await pending).text()).toBe("done");
     const get = await sendTo(`${path}/x`);
