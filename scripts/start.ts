@@ -119,7 +119,12 @@ say("Ctrl-C stops everything.");
 const watch = choice.kind === "real" ? null : whenGatewayUp(process.env, (gateway) => {
   const where = `127.0.0.1:${gateway.port}${gateway.hooksPath} (${gateway.configPath})`;
   if (!standin) return say(`\n[npm start] the OpenClaw gateway is up on ${where}: waiting messages are delivered to it now.\n`);
-  dropGatewayOverrides(settingsPath);
+  try {
+    dropGatewayOverrides(settingsPath);
+  } catch (err) {
+    // The handover is a convenience: a dev agent.json that cannot be rewritten keeps the stand-in, said once.
+    return say(`\n[npm start] an OpenClaw gateway with hooks is up on ${where}, but ${settingsPath} could not be rewritten (${(err as Error).message}): messages still go to the stand-in; restart npm start to use it.\n`);
+  }
   say(`\n[npm start] an OpenClaw gateway with hooks is up on ${where}: messages go to it from now on, no longer to the stand-in.\n`);
 });
 
