@@ -6,7 +6,7 @@
 // the secret, and with one that no longer opens it.
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { REDACTED_VALUE } from "../../protocol/index.ts";
 import type { DeliveryFrame, QueueSummary, StoredRequest } from "../../protocol/index.ts";
 import { KeptCredentials } from "../../worker/sources/kept-credentials.ts";
@@ -180,5 +180,15 @@ describe("KeptCredentials", () => {
     expect(kept.requestNow(json)).toBeNull();
     await done;
     expect(kept.requestNow(json)).toEqual(request);
+  });
+
+  it("calls `opened` once for the openings one pump started, when the last ends (each call is a pump reading the window again)", async () => {
+    let calls = 0;
+    const kept = new KeptCredentials({ agentId: () => "ag_000000000001", secret: () => SECRET, opened: () => (calls += 1) });
+    const jsons = await Promise.all([1, 2, 3, 4, 5].map((n) => kept.storedJson({ ...request, tail: `/x${n}` }, true)));
+    for (const json of jsons) expect(kept.requestNow(json)).toBeNull();
+    await vi.waitFor(() => expect(calls).toBeGreaterThan(0));
+    for (const json of jsons) expect(kept.requestNow(json)).not.toBeNull();
+    expect(calls).toBe(1);
   });
 });

@@ -7,6 +7,7 @@
 import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { draftEnvelope } from "../../protocol/index.ts";
 import type { Envelope, OutboxPage, OutboxRecord } from "../../protocol/index.ts";
 import type { Inbox } from "../../worker/inbox.ts";
 import { OUTBOX_KEPT } from "../../worker/outbox/outbox-store.ts";
@@ -130,6 +131,20 @@ describe("the outbox: receipts filed against what the agent sent", () => {
     await pullNow(alice);
     expect((await recordOf(alice.agent, sent.msg_id))?.state).toBe("acknowledged");
     expect((await poll(alice.agent)).count).toBe(0);
+  });
+
+  it("an unsigned record the hub vouches for (a dashboard user's) answers nothing, whatever `from` it names: only the receiver's signature files", async () => {
+    const alice = await pullingInbox();
+    const remote = await registeredAgent();
+    const sent = await envelopeFrom(alice.agent, remote.id);
+    const recorded = await signedFetch(alice.agent, "POST", `/inbox/${alice.agent.id}/outbox`, { msg_id: sent.msg_id, to: remote.id, type: "message", reply_to: null, topic: null });
+    expect(recorded.status).toBe(201);
+    // The hub names a dashboard user's record "from" whoever it likes (the owner's chat is "from" the agent itself).
+    const unsigned = { ...(await draftEnvelope({ from: remote.id, to: alice.agent.id, type: "result", reply_to: sent.msg_id, payload: { text: "typed on the dashboard" } })), payload_hash: "", sig: { alg: "ed25519", key_id: "dashboard", value: "" } };
+    await scriptInbox(alice.agent.id, [inboxRecord(unsigned, { source_type: "dashboard_human_room", source_user_name: "Mallory" })]);
+    await pullNow(alice);
+    expect((await recordOf(alice.agent, sent.msg_id))?.state).toBe("sending");
+    expect((await poll(alice.agent)).count).toBe(1);
   });
 
   it("an ack for a message that was never recorded is delivered as before (an older agent, or a message sent another way)", async () => {

@@ -3,9 +3,10 @@
 // about to get; a history row that is both would replace `recordStep` and `storeStep` here and leave
 // the callers as they are. A receipt answering one of the agent's outbox records is filed against it
 // here (outbox/receipt-filing.ts), for every way an envelope comes in (posted, a hook body, pulled,
-// bridged): a filed ack is recorded only (no queue row, id 0) unless the inbox asks for acks to be
-// delivered. Used by the intake flows and sources/source-intake.ts; covered by test/worker/envelopes.test.ts,
-// test/worker/storage.test.ts, test/worker/sibling-acks.test.ts and test/worker/outbox.test.ts.
+// bridged), once its signature is verified (a record the hub vouches for files nothing): a filed ack is
+// recorded only (no queue row, id 0) unless the inbox asks for acks to be delivered. Used by the intake
+// flows and sources/source-intake.ts; covered by test/worker/envelopes.test.ts, test/worker/storage.test.ts,
+// test/worker/sibling-acks.test.ts and test/worker/outbox.test.ts.
 import { MIN_DEDUP_RETENTION_SEC } from "../../protocol/index.ts";
 import type { InboxStore } from "../storage/inbox-store.ts";
 import type { NewMessage } from "../storage/stored-message.ts";
@@ -51,7 +52,8 @@ export function storeStep(store: InboxStore, message: NewMessage): number {
 export async function keepStep(ctx: IntakeContext, checked: Checked, admitted: Admitted, offered: NewMessage | null, ttlSec: number, plan: AckPlan | null): Promise<Answer | Repeat> {
   const { envelope } = checked;
   // Filing is idempotent (the same receipt again changes nothing): a repeat filed before it is found as one changes nothing.
-  const filing = isReceipt(envelope) ? ctx.outbox.file(envelope, ctx.nowMs) : null;
+  // Only a verified signature names the receiver: an unsigned record the hub vouches for says "from" whoever it likes.
+  const filing = checked.signed && isReceipt(envelope) ? ctx.outbox.file(envelope, ctx.nowMs) : null;
   const message = filing?.deliver === false ? null : offered;
   const seq = message ? ctx.store.queueStats().lastSeq + 1 : 0;
   const ack = plan?.ack;

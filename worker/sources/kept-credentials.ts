@@ -6,8 +6,8 @@
 // not — and the owner's queue summary says which (`credentials`), for doctor and status to tell.
 // Opening is async (WebCrypto) and the WebSocket pump is not: an opened request is kept in memory (the
 // last OPENED_KEPT), the pump sends a frame only once its request is open (delivery-frame.ts framesReady)
-// and is run again when an opening ends. Used by inbox.ts, source-intake.ts and source-live.ts; covered by
-// test/worker/kept-credentials.test.ts.
+// and is run again, once, when the openings it started have ended. Used by inbox.ts, source-intake.ts and
+// source-live.ts; covered by test/worker/kept-credentials.test.ts.
 import { RelayError } from "../../protocol/index.ts";
 import type { StoredRequest } from "../../protocol/index.ts";
 import { openSecret, sealSecret } from "../access/secret-box.ts";
@@ -32,6 +32,9 @@ export class KeptCredentials {
   /** Opened requests by their sealed value (a replay's copy shares it); oldest first. */
   private readonly openedBySeal = new Map<string, StoredRequest>();
   private readonly opening = new Set<string>();
+  /** Openings the pump started that have not ended yet, and whether one ended well since `opened` was last called. */
+  private started = 0;
+  private openedSincePump = false;
 
   private readonly deps: KeptCredentialsDeps;
 
@@ -64,12 +67,31 @@ export class KeptCredentials {
     if (opened) return opened;
     if (!this.opening.has(kept.sealed)) {
       this.opening.add(kept.sealed);
+      this.started += 1;
       this.open(kept, kept.sealed).then(
-        () => this.deps.opened(),
-        (err: unknown) => console.error(`kept-credentials: opening a request of inbox ${this.deps.agentId()} failed`, err),
+        () => {
+          this.openedSincePump = true;
+          this.pumpWhenAllOpen();
+        },
+        (err: unknown) => {
+          console.error(`kept-credentials: opening a request of inbox ${this.deps.agentId()} failed`, err);
+          this.pumpWhenAllOpen();
+        },
       );
     }
     return null;
+  }
+
+  /**
+   * One pump for the openings a pump started, once the last of them ends: each pump reads the window's
+   * rows again, so one per opening made a window of sealed events cost its square in rows read. None
+   * when nothing opened (a failure alone would only start the same opening again).
+   */
+  private pumpWhenAllOpen(): void {
+    this.started -= 1;
+    if (this.started > 0 || !this.openedSincePump) return;
+    this.openedSincePump = false;
+    this.deps.opened();
   }
 
   /** The request as sent, its credentials opened (async callers: polling). */
