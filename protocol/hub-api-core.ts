@@ -12,6 +12,7 @@
 // Authorization header, and a refusal that echoes it has it cut out). The endpoints are in
 // hub-api-registry.ts and hub-api-inbox.ts, pages of records in hub-page.ts. Covered by
 // test/protocol/hub-api-core.test.ts.
+import { readStreamCapped } from "./capped-read.ts";
 import { decodeUtf8Text } from "./encoding.ts";
 import { RelayError } from "./errors.ts";
 import { parseStrictJson } from "./strict-json.ts";
@@ -132,23 +133,8 @@ async function readCapped(response: Response, maxBytes: number, where: string): 
     throw tooLarge(where, maxBytes);
   }
   if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
-    total += next.value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => undefined); // The refusal below is the report; a failed cancel changes nothing.
-      throw tooLarge(where, maxBytes);
-    }
-    chunks.push(next.value);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
+  const bytes = await readStreamCapped(response.body, maxBytes);
+  if (bytes === null) throw tooLarge(where, maxBytes);
   return bytes;
 }
 

@@ -34,3 +34,4 @@ export * from "./a2a.ts";
 export * from "./text-cut.ts";
 export * from "./credential-headers.ts";
 export * from "./outbox.ts";
+export * from "./capped-read.ts";

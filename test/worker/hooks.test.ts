@@ -68,6 +68,29 @@ describe("webhook intake", () => {
     expect((await poll(inbox.agent)).count).toBe(1);
   });
 
+  it("counts a streamed body with no Content-Length while reading it: at the limit taken, one byte past it 413", async () => {
+    const inbox = await claimInbox(undefined, { limits: { max_body_bytes: 1000 } });
+    const path = `/inbox/${inbox.agent.id}/hooks/agentgram_inbox/agent`;
+    const streamed = (bytes: number) =>
+      relayFetch(path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${inbox.token}` },
+        // Two chunks, so the cap is passed part way through the stream, not at its first read.
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new Uint8Array(600).fill(0x61));
+            controller.enqueue(new Uint8Array(bytes - 600).fill(0x61));
+            controller.close();
+          },
+        }),
+      });
+    expect((await streamed(1000)).status).toBe(202);
+    const over = await streamed(1001);
+    expect(over.status).toBe(413);
+    expect(await errorCode(over)).toBe("payload_too_large");
+    expect((await poll(inbox.agent)).count).toBe(1);
+  });
+
   it("accepts a 256 KiB body by default (the gateway's own limit) and refuses one byte more", async () => {
     const inbox = await claimInbox();
     const mib = 256 * 1024;

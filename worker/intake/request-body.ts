@@ -1,5 +1,5 @@
 // Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole.
-import { RelayError, decodeUtf8Text, parseStrictJson } from "../../protocol/index.ts";
+import { RelayError, decodeUtf8Text, parseStrictJson, readStreamCapped } from "../../protocol/index.ts";
 
 /** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
 export const MESSAGE_LIMIT_ADVICE =
@@ -31,26 +31,9 @@ async function readBody(request: Request, limit: number, what: string, advice: s
   // A declared length within the limit is what the runtime delivers (it refuses a body that differs):
   // read it whole. Without one (chunked), count while reading.
   if (Number.isFinite(declared) && request.headers.get("transfer-encoding") === null) return new Uint8Array(await request.arrayBuffer());
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge(limit, what, advice);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  const bytes = await readStreamCapped(request.body, limit);
+  if (bytes === null) throw tooLarge(limit, what, advice);
+  return bytes;
 }
 
 /** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
