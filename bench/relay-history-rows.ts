@@ -61,7 +61,7 @@ export async function runHistoryRows(client: HttpClient): Promise<HistoryRows> {
 
 export function printHistoryRows(rows: HistoryRows): void {
   console.log(`\n6. Rows per message by kind, intake -> acknowledgement (N = ${N}, polling agent; the inbox's own counters). Whole life adds expiry:`);
-  console.log(`   a history day's DROP TABLE (0 rows), and for an envelope its dedup record's delete (1). Retention 0 acks in one batch here, so its`);
+  console.log(`   a history day's and a dedup day's DROP TABLE (0 rows a message; a few fixed rows a day). Retention 0 acks in one batch here, so its`);
   console.log(`   id-floor row is written once, not per message as with a socket's acks. Before: issue 33's memo (whole life, a socket's acks).`);
   const lines = [["kind", "written, kept 7 d", "written, retention 0", "sender's inbox", "read, kept", "read, retention 0", "before: written (life)", "before: read"]];
   for (const { kind, kept, none } of rows) {

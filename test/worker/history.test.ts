@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DAY_MS } from "../../worker/storage/history-store.ts";
+import { DAY_MS, dayOf, dayStartMs } from "../../worker/storage/history-store.ts";
 import type { HistoryPage, HistoryReplayResult } from "../../protocol/index.ts";
 import { claimInbox, envelopeFrom, errorCode, listQueue, newAgent, poll, postEnvelope, postHook, registerAtHub, showMessage, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
@@ -136,6 +136,22 @@ describe("history", () => {
     await poll(inbox.agent, `after=${news[2]}&ack=true`);
     const again = await replay(inbox, { since });
     expect(again.ids.map((r) => r.from)).toEqual(ids);
+  });
+
+  it("a message history let go of keeps its dedup key until its window ends: a repeat is still a duplicate", async () => {
+    const inbox = await claimInbox(undefined, { limits: { retention_sec: 60 } });
+    const alice = newAgent();
+    await registerAtHub(alice);
+    const envelope = await envelopeFrom(alice, inbox.agent.id);
+    const first = (await (await postEnvelope(envelope)).json()) as { id: number };
+    await poll(inbox.agent, `after=${first.id}&ack=true`);
+    // Two minutes into the next UTC day its history day is over, with its minute of retention: dropped.
+    // The dedup record's window (at least 24 h from now) is not over.
+    const drops = await maintainAt(inbox, dayStartMs(dayOf(Date.now())) + DAY_MS + 120_000);
+    expect(drops.expired).toBe(1);
+    expect((await history(inbox)).messages).toEqual([]);
+    const again = (await (await postEnvelope(envelope)).json()) as { id: number; duplicate?: boolean };
+    expect(again).toMatchObject({ id: first.id, duplicate: true });
   });
 
   it("drops a kept message", async () => {

@@ -12,6 +12,7 @@ import { signAck } from "../../worker/intake/receipts.ts";
 import { ACK_BATCH_WINDOW_MS } from "../../worker/intake/sibling-receipts.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { claimInbox, envelopeFrom, poll, postEnvelope } from "../support/workerd/agents.ts";
+import { onDedupTables } from "../support/workerd/dedup.ts";
 
 /** The acks waiting in `inbox`, oldest first, as the msg_ids they answer. */
 async function acksIn(inbox: ClaimedInbox): Promise<string[]> {
@@ -21,7 +22,7 @@ async function acksIn(inbox: ClaimedInbox): Promise<string[]> {
 
 /** How many of `inbox`'s dedup records mark their ack as owed to a sibling. */
 const owedMarks = (inbox: ClaimedInbox) =>
-  runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) => Number(state.storage.sql.exec(`SELECT count(*) AS n FROM dedup WHERE relay_ack IS NOT NULL`).one().n));
+  runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) => onDedupTables(state.storage.sql, (t) => `SELECT count(*) AS n FROM ${t} WHERE relay_ack IS NOT NULL`).reduce((sum, row) => sum + Number(row.n), 0));
 
 /** Posts `count` messages from `sender` to `receiver` one after the other, as fast as they are answered. */
 async function postSeveral(sender: ClaimedInbox, receiver: ClaimedInbox, count: number): Promise<string[]> {
@@ -88,7 +89,7 @@ describe("acks owed to sibling inboxes", () => {
         `INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, '', ?, ?, ?, NULL)`,
         alice.agent.id, original.msg_id, JSON.stringify({ queued: true, id: seq, ack }), Date.now() + 86_400_000, seq,
       );
-      state.storage.sql.exec(`UPDATE dedup SET relay_ack = 1, acks_through = NULL WHERE msg_id = ?`, first!);
+      onDedupTables(state.storage.sql, (t) => `UPDATE ${t} SET relay_ack = 1, acks_through = NULL WHERE msg_id = ?`, first!);
     });
     await evictDurableObject(env.INBOX.getByName(bob.agent.id));
     await runDurableObjectAlarm(env.INBOX.getByName(bob.agent.id));

@@ -6,10 +6,12 @@
 // history's budget. Dedup records stay in their own table, so dropping history never shortens a dedup
 // window. InboxStore (inbox-store.ts) moves rows in; the owner's history routes (worker/history/) read.
 // Covered by test/worker/history.test.ts.
-import type { Row } from "./inbox-records.ts";
 import type { StoredMessage } from "./stored-message.ts";
+import { DAY_MS, dayOf, dayStartMs, dayTableName } from "./utc-day.ts";
+import type { Exec } from "./utc-day.ts";
 
-export type Exec = (query: string, ...params: SqlStorageValue[]) => Row[];
+export type { Exec } from "./utc-day.ts";
+export { DAY_MS, dayOf, dayStartMs } from "./utc-day.ts";
 
 /** A kept message: a queue row's columns, acknowledged (delivered) or dead past its shelf. */
 export interface KeptMessage extends Omit<StoredMessage, "state"> {
@@ -31,21 +33,9 @@ function dayTableDdl(table: string): string {
     replay_of INTEGER, headers TEXT, request TEXT, lane TEXT, restored INTEGER NOT NULL, delivered_at INTEGER)`;
 }
 
-export const DAY_MS = 86_400_000;
-
-/** The UTC day of a time, as a table's suffix: "20261207". */
-export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10).replaceAll("-", "");
-}
-
-export function dayStartMs(day: string): number {
-  return Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
-}
-
-/** A table name is built only from a checked day, never from a request's text. */
+/** A history day's table. */
 export function dayTable(day: string): string {
-  if (!/^[0-9]{8}$/.test(day)) throw new Error(`history: "${day}" is not a day`);
-  return `h_${day}`;
+  return dayTableName("h", day);
 }
 
 interface DayTotals {

@@ -1,9 +1,11 @@
 // The inbox's SQLite below the queue: the statement runner that counts the rows every statement writes
 // and reads (so tests and the benchmark can report writes per message and reads per send), the schema
-// migration, the config, and the records kept beside the messages — the hub link's state, dedup records,
-// nonces and the receipt outbox — with their sweep and the alarm's next due time. InboxStore
+// migration, the config, and the records kept beside the messages — the hub link's state, dedup records
+// (in per-day tables: dedup-days.ts), nonces and the receipt outbox — with their sweep and the alarm's next
+// due time. InboxStore
 // (inbox-store.ts) adds the queue.
 // Covered by test/worker/storage.test.ts and test/worker/receipts.test.ts.
+import { DedupDays } from "./dedup-days.ts";
 import { MIGRATIONS, SCHEMA_VERSION } from "./schema.ts";
 import { EMPTY_HUB_STATE } from "../hub/hub-settings.ts";
 import type { HubState } from "../hub/hub-settings.ts";
@@ -37,12 +39,15 @@ export class InboxRecords {
   /** What sending has cost since the object woke: rows its reads read, messages it sent (socket-session.ts pump). */
   readonly pumpCost = { rowsRead: 0, sent: 0 };
   private hubState: HubState | null = null;
+  /** Where dedup records are (dedup-days.ts). */
+  private readonly dedupDays: DedupDays;
 
   protected readonly sql: SqlStorage;
 
   constructor(sql: SqlStorage) {
     this.sql = sql;
     this.migrate();
+    this.dedupDays = new DedupDays((query, ...params) => this.exec(query, ...params));
   }
 
   protected exec(query: string, ...params: SqlStorageValue[]): Row[] {
@@ -122,46 +127,79 @@ export class InboxRecords {
 
   // --- dedup --------------------------------------------------------------------------------
 
+  /** One primary-key probe of each table that may hold a record (dedup-days.ts): a few rows read. */
   findDuplicate(sender: string, msgId: string): { fingerprint: string; answer: string } | null {
-    const row = this.exec(`SELECT fingerprint, answer FROM dedup WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
-    return row ? { fingerprint: String(row.fingerprint), answer: String(row.answer) } : null;
+    for (const table of this.dedupDays.tables()) {
+      const row = this.exec(`SELECT fingerprint, answer FROM ${table} WHERE sender = ? AND msg_id = ?`, sender, msgId)[0];
+      if (row) return { fingerprint: String(row.fingerprint), answer: String(row.answer) };
+    }
+    return null;
   }
 
   /**
-   * Records a delivery unless (sender, msg_id) already has one, in the statement that checks: false
-   * when it had (a repeat; nothing written). `relayAck`: the message's id when its ack is owed to a
-   * sibling inbox; `acksThrough`: the owed-ack cursor as it stands (sibling-receipts.ts). Both ride in
-   * this record, which is written anyway.
+   * Records a delivery unless (sender, msg_id) already has one: false when it had (a repeat; nothing
+   * written). Looked for in every table, then written into the table of the day its window ends (the
+   * insert checks its own table again). `relayAck`: the message's id when its ack is owed to a sibling
+   * inbox; `acksThrough`: the owed-ack cursor as it stands (sibling-receipts.ts). Both ride in this
+   * record, which is written anyway.
    */
   recordDelivery(sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number, relayAck: number | null = null, acksThrough: number | null = null): boolean {
+    if (this.findDuplicate(sender, msgId)) return false;
     const rows = this.exec(
-      `INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO ${this.dedupDays.tableFor(expiresAt)} (sender, msg_id, fingerprint, answer, expires_at, relay_ack, acks_through) VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING RETURNING 1`,
       sender, msgId, fingerprint, answer, expiresAt, relayAck, acksThrough,
     );
     return rows.length === 1;
   }
 
+  /** Records deliveries (sibling receipts, already checked as new: knownDeliveries), one statement per day table. */
+  protected recordDeliveries(records: readonly (readonly [sender: string, msgId: string, fingerprint: string, answer: string, expiresAt: number])[]): void {
+    const byTable = new Map<string, (readonly SqlStorageValue[])[]>();
+    for (const record of records) {
+      const table = this.dedupDays.tableFor(record[4]);
+      byTable.set(table, [...(byTable.get(table) ?? []), record]);
+    }
+    for (const [table, rows] of byTable) {
+      this.exec(`INSERT INTO ${table} (sender, msg_id, fingerprint, answer, expires_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`, JSON.stringify(rows));
+    }
+  }
+
   /** Which of these (sender, msg_id) pairs have a delivery record, as "sender msg_id" keys. */
   knownDeliveries(pairs: readonly (readonly [string, string])[]): Set<string> {
-    const rows = this.exec(
-      `SELECT sender, msg_id FROM dedup WHERE (sender, msg_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
-      JSON.stringify(pairs),
-    );
-    return new Set(rows.map((row) => `${String(row.sender)} ${String(row.msg_id)}`));
+    const known = new Set<string>();
+    for (const table of this.dedupDays.tables()) {
+      const rows = this.exec(
+        `SELECT sender, msg_id FROM ${table} WHERE (sender, msg_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+        JSON.stringify(pairs),
+      );
+      for (const row of rows) known.add(`${String(row.sender)} ${String(row.msg_id)}`);
+    }
+    return known;
   }
 
   /**
    * What an earlier life of the object still owed: acks marked owed after the newest cursor any record
-   * carries, up to `upTo`, oldest first. One scan of the dedup table (once per life), two when some
+   * carries, up to `upTo`, oldest first. One scan of the dedup tables (once per life), two when some
    * record marks an ack owed past the cursor.
    */
   owedAcks(upTo: number): { cursor: number; owed: { seq: number; sender: string; msg_id: string; answer: string }[] } {
-    const marks = this.one(`SELECT coalesce(max(acks_through), 0) AS cursor, max(relay_ack) AS newest FROM dedup`);
-    const cursor = Number(marks.cursor);
-    if (marks.newest === null || Number(marks.newest) <= cursor) return { cursor, owed: [] };
-    const rows = this.exec(`SELECT sender, msg_id, answer, relay_ack FROM dedup WHERE relay_ack > ? AND relay_ack <= ? ORDER BY relay_ack`, cursor, upTo);
-    return { cursor, owed: rows.map((row) => ({ seq: Number(row.relay_ack), sender: String(row.sender), msg_id: String(row.msg_id), answer: String(row.answer) })) };
+    const tables = this.dedupDays.tables();
+    let cursor = 0;
+    let newest: number | null = null;
+    for (const table of tables) {
+      const marks = this.one(`SELECT coalesce(max(acks_through), 0) AS cursor, max(relay_ack) AS newest FROM ${table}`);
+      cursor = Math.max(cursor, Number(marks.cursor));
+      if (marks.newest !== null) newest = Math.max(newest ?? 0, Number(marks.newest));
+    }
+    if (newest === null || newest <= cursor) return { cursor, owed: [] };
+    const owed: { seq: number; sender: string; msg_id: string; answer: string }[] = [];
+    for (const table of tables) {
+      for (const row of this.exec(`SELECT sender, msg_id, answer, relay_ack FROM ${table} WHERE relay_ack > ? AND relay_ack <= ?`, cursor, upTo)) {
+        owed.push({ seq: Number(row.relay_ack), sender: String(row.sender), msg_id: String(row.msg_id), answer: String(row.answer) });
+      }
+    }
+    return { cursor, owed: owed.sort((a, b) => a.seq - b.seq) };
   }
 
   // --- nonces (replay protection for signed claims) -----------------------------------------
@@ -206,6 +244,7 @@ export class InboxRecords {
 
   sweepExpiredRecords(nowMs: number): void {
     this.exec(`DELETE FROM dedup WHERE expires_at <= ?`, nowMs);
+    this.dedupDays.dropEnded(nowMs);
     this.exec(`DELETE FROM nonces WHERE expires_at <= ?`, nowMs);
     this.exec(`DELETE FROM outbox WHERE expires_at <= ?`, nowMs);
   }
@@ -219,6 +258,8 @@ export class InboxRecords {
          UNION ALL SELECT min(expires_at) FROM nonces
          UNION ALL SELECT min(next_at) FROM outbox)`,
     );
-    return row.t === null ? null : Number(row.t);
+    const dedupEnd = this.dedupDays.nextEndAt();
+    const due = [row.t === null ? null : Number(row.t), dedupEnd].filter((t): t is number => t !== null);
+    return due.length === 0 ? null : Math.min(...due);
   }
 }

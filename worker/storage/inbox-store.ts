@@ -32,15 +32,15 @@ export class InboxStore extends QueueTable {
 
 
   /**
-   * Stores receipts handed over by sibling inboxes with their dedup records: two statements for the
-   * whole batch (the rows travel as one JSON parameter; SQLite allows 100 bound parameters a statement).
+   * Stores receipts handed over by sibling inboxes with their dedup records: one statement for the
+   * messages and one per dedup day table (the rows travel as one JSON parameter; SQLite allows 100 bound
+   * parameters a statement).
    * The caller has left out those already recorded (knownDeliveries) and checked the capacity.
    */
   insertReceipts(receipts: readonly NewReceipt[]): void {
     if (receipts.length === 0) return;
     const first = this.maxSeq + 1;
-    const dedup = receipts.map((r, i) => [r.sender, r.msg_id, r.fingerprint, JSON.stringify({ queued: true, id: first + i }), r.dedup_until]);
-    this.exec(`INSERT INTO dedup (sender, msg_id, fingerprint, answer, expires_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?)`, JSON.stringify(dedup));
+    this.recordDeliveries(receipts.map((r, i) => [r.sender, r.msg_id, r.fingerprint, JSON.stringify({ queued: true, id: first + i }), r.dedup_until] as const));
     const encoder = new TextEncoder();
     const lanes = receipts.map((r) => messageLane({ kind: "envelope", subpath: null, content_type: "application/json", sender: r.sender, body: encoder.encode(r.json) }));
     const messages = receipts.map((r, i) => [first + i, r.json, r.size, r.received_at, r.expires_at, r.sender, r.msg_id, r.env_type, lanes[i]]);

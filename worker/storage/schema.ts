@@ -135,6 +135,10 @@ export const MIGRATIONS: readonly string[][] = [
     `CREATE TABLE IF NOT EXISTS history_days (day TEXT PRIMARY KEY, n INTEGER, bytes INTEGER, max_seq INTEGER) WITHOUT ROWID`,
     `INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', lower(hex(randomblob(8))))`,
   ],
+  // 11: dedup records by the UTC day their window ends (dedup-days.ts): d_<yyyymmdd>, with the columns of
+  // `dedup`, listed in dedup_days and dropped whole once the day is over. `dedup` is still read (and its
+  // records still deleted one by one) until those written before this version have expired.
+  [`CREATE TABLE IF NOT EXISTS dedup_days (day TEXT PRIMARY KEY) WITHOUT ROWID`],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
