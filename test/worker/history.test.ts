@@ -5,12 +5,14 @@
 // retention, and the oldest giving way to the budget, said in the summary.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DAY_MS, dayOf, dayStartMs } from "../../worker/storage/history-store.ts";
 import type { HistoryPage, HistoryReplayResult } from "../../protocol/index.ts";
 import { claimInbox, envelopeFrom, errorCode, listQueue, newAgent, poll, postEnvelope, postHook, registerAtHub, showMessage, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { stubOf } from "../support/workerd/socket-fixtures.ts";
+import { answer, liveAgent, liveSource, nextRequest, sendTo } from "../support/workerd/live.ts";
+import { closeAllSockets } from "../support/workerd/socket-client.ts";
 
 async function history(inbox: ClaimedInbox, query = ""): Promise<HistoryPage> {
   const res = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/history${query ? `?${query}` : ""}`);
@@ -39,6 +41,8 @@ async function delivered(inbox: ClaimedInbox, bodies: string[], subpath = "agent
 function maintainAt(inbox: ClaimedInbox, nowMs: number, budgetBytes = Number.MAX_SAFE_INTEGER) {
   return runInDurableObject(stubOf(inbox), (instance) => instance.store.history.maintain(nowMs, instance.store.retentionMs, budgetBytes, () => instance.store.keepFloor()));
 }
+
+afterEach(() => closeAllSockets());
 
 describe("history", () => {
   it("keeps a delivered message: found by a word of its body, shown with its body, not listed as waiting", async () => {
@@ -152,6 +156,20 @@ describe("history", () => {
     expect((await history(inbox)).messages).toEqual([]);
     const again = (await (await postEnvelope(envelope)).json()) as { id: number; duplicate?: boolean };
     expect(again).toMatchObject({ id: first.id, duplicate: true });
+  });
+
+  it("lists a live request answered at once, marked live, without its query; a bulk replay never replays it", async () => {
+    const inbox = await claimInbox();
+    const path = await liveSource(inbox, { name: "oauth" });
+    const since = Date.now();
+    const agent = await liveAgent(inbox);
+    const pending = sendTo(`${path}/callback?code=secret-one-time`, { redirect: "manual" });
+    answer(agent, (await nextRequest(agent)).rid, 302, [["location", "http://localhost/done"]], "");
+    expect((await pending).status).toBe(302);
+    const page = await history(inbox);
+    expect(page.messages).toMatchObject([{ state: "delivered", live: true, subpath: "/callback", last_status: 302, source: "oauth" }]);
+    expect(JSON.stringify(page)).not.toContain("secret-one-time");
+    expect(await replay(inbox, { since, state: "all" })).toMatchObject({ matched: 0, replayed: 0, skipped_live: 1 });
   });
 
   it("drops a kept message", async () => {

@@ -46,7 +46,14 @@ export interface QueueHost {
 const LIST_MAX = 200;
 
 /** A listed row: the queue's, or a kept one's (delivered, with its time; a search's excerpt). */
-export type ListedMeta = Omit<MessageMeta, "state"> & { state: MessageMeta["state"] | "delivered"; delivered_at?: number | null; excerpt?: string | null };
+export type ListedMeta = Omit<MessageMeta, "state"> & {
+  state: MessageMeta["state"] | "delivered";
+  delivered_at?: number | null;
+  excerpt?: string | null;
+  /** A live request's entry (history-scan.ts): its live-log fields, or 1 for one held as a message. */
+  live?: string | null;
+  held_live?: number;
+};
 
 function itemState(meta: Pick<ListedMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
   if (meta.state === "dead" || meta.state === "delivered") return meta.state;
@@ -75,6 +82,7 @@ export function queueItem(meta: ListedMeta, inFlight: InFlight | null): QueueIte
     ...(meta.delivered_at !== undefined ? { delivered_at: meta.delivered_at } : {}),
     ...(sourceNameOf(meta.sender) !== null ? { source: sourceNameOf(meta.sender) } : {}),
     ...(typeof meta.excerpt === "string" ? { excerpt: meta.excerpt } : {}),
+    ...((typeof meta.live === "string" || meta.held_live === 1) ? { live: true as const } : {}),
   };
 }
 

@@ -56,7 +56,9 @@ function parseAsk(json: unknown): ReplayAsk {
   return { since, until: integerField(body, "until"), source: (body.source as string | undefined) ?? null, state, dryRun: body.dry_run === true, after: integerField(body, "after") ?? 0 };
 }
 
-function isLive(message: Pick<StoredMessage, "request">): boolean {
+/** Answered at once (a kept live entry), or held and stored as a message (its request names the live request). */
+function isLive(message: StoredMessage | KeptMessage): boolean {
+  if ("live" in message && message.live !== null) return true;
   return message.request !== null && parseKeptRequest(message.request).live_rid !== undefined;
 }
 

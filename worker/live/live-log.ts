@@ -1,7 +1,10 @@
 // The live log: the last LIVE_LOG_KEPT live requests of an inbox (method, path without its query, the app's
 // status, how long, what became of it), kept in SQLite's live_log ring (storage/schema.ts, version 8) so a
 // request costs one row write. The answered count and the newest time are read once per object life and
-// then kept in step. Used by live-requests.ts and live-routes.ts; covered by test/worker/live-log.test.ts.
+// then kept in step. A request answered or failed at once is also handed to `keep` (the inbox's history:
+// storage/history-store.ts keepLive), one row more, so history lists it beside the messages; a held one is
+// kept there as the message it became. Used by live-requests.ts and live-routes.ts; covered by
+// test/worker/live-log.test.ts and test/worker/history.test.ts.
 import type { LiveLogEntry, LiveOutcome } from "../../protocol/index.ts";
 
 export const LIVE_LOG_KEPT = 1000;
@@ -17,8 +20,11 @@ export class LiveLog {
   private readonly sql: SqlStorage;
   private tally: Tally | null = null;
 
-  constructor(sql: SqlStorage) {
+  private readonly keep: (entry: LiveLogEntry) => void;
+
+  constructor(sql: SqlStorage, keep: (entry: LiveLogEntry) => void = () => {}) {
     this.sql = sql;
+    this.keep = keep;
   }
 
   private counts(): Tally {
@@ -43,6 +49,7 @@ export class LiveLog {
     tally.next = n + 1;
     tally.answered += (entry.outcome === "answered" ? 1 : 0) - (replaced?.outcome === "answered" ? 1 : 0);
     tally.lastAtMs = Math.max(tally.lastAtMs ?? 0, entry.at_ms);
+    this.keep(entry);
     return n;
   }
 

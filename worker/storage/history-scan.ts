@@ -96,7 +96,8 @@ export function scanHistory(exec: Exec, dayTables: readonly string[], q: History
     if (ids.length === 0 || ids[0]! > end) continue;
     const state = stateCondition(table, q.state, q.inFlight);
     if (!state) continue;
-    const delivered = table === "messages" ? "NULL AS delivered_at" : "delivered_at";
+    // A live request: one answered at once (its live-log fields, day tables only), or one held as a message (its live_rid).
+    const delivered = `${table === "messages" ? "NULL AS delivered_at, NULL AS live" : "delivered_at, live"}, coalesce(instr(request, '"live_rid"') > 0, 0) AS held_live`;
     const excerpt = needle === null ? [] : [needle, needle, needle, needle, needle];
     rows.push(
       ...exec(

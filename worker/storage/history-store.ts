@@ -6,6 +6,7 @@
 // history's budget. Dedup records stay in their own table, so dropping history never shortens a dedup
 // window. InboxStore (inbox-store.ts) moves rows in; the owner's history routes (worker/history/) read.
 // Covered by test/worker/history.test.ts.
+import type { LiveLogEntry } from "../../protocol/index.ts";
 import type { StoredMessage } from "./stored-message.ts";
 import { DAY_MS, dayOf, dayStartMs, dayTableName } from "./utc-day.ts";
 import type { Exec } from "./utc-day.ts";
@@ -17,6 +18,8 @@ export { DAY_MS, dayOf, dayStartMs } from "./utc-day.ts";
 export interface KeptMessage extends Omit<StoredMessage, "state"> {
   state: "delivered" | "dead";
   delivered_at: number | null;
+  /** A live request's entry: its live-log fields as JSON (protocol/live.ts LiveLogEntry); null for a message. */
+  live: string | null;
 }
 
 /** The columns a day table shares with `messages`, in this order (the day table adds delivered_at). */
@@ -30,7 +33,7 @@ function dayTableDdl(table: string): string {
     seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, subpath TEXT, content_type TEXT NOT NULL, body BLOB NOT NULL,
     size INTEGER NOT NULL, received_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, sender TEXT, msg_id TEXT,
     env_type TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL, reason TEXT, last_status INTEGER, dead_at INTEGER,
-    replay_of INTEGER, headers TEXT, request TEXT, lane TEXT, restored INTEGER NOT NULL, delivered_at INTEGER)`;
+    replay_of INTEGER, headers TEXT, request TEXT, lane TEXT, restored INTEGER NOT NULL, delivered_at INTEGER, live TEXT)`;
 }
 
 /** A history day's table. */
@@ -93,6 +96,20 @@ export class HistoryStore {
     const columns = SHARED_COLUMNS.join(", ");
     const picked = SHARED_COLUMNS.map((c) => (c === "state" && deliveredAt !== null ? "'delivered'" : c)).join(", ");
     this.exec(`INSERT INTO ${table} (${columns}, delivered_at) SELECT ${picked}, ? FROM messages WHERE ${where}`, deliveredAt, ...params);
+  }
+
+  /**
+   * A live request answered (or failed) at once, never queued: a row of the day's table under id `seq`,
+   * with no body (the live log never keeps one, nor a query: protocol/live.ts) and its live-log fields.
+   */
+  keepLive(seq: number, entry: LiveLogEntry, sender: string, lane: string): void {
+    const table = this.ensure(dayOf(entry.at_ms));
+    this.exec(
+      `INSERT INTO ${table} (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of, headers, request, lane, restored, delivered_at, live)
+       VALUES (?, 'hook', ?, '', X'', 0, ?, ?, ?, NULL, NULL, ?, 0, ?, ?, NULL, NULL, NULL, NULL, ?, 0, ?, ?)`,
+      seq, entry.path, entry.at_ms, entry.at_ms, sender, entry.outcome === "failed" ? "dead" : "delivered",
+      entry.code === null ? `live: ${entry.outcome}` : `live: ${entry.outcome} (${entry.code})`, entry.status, lane, entry.at_ms + entry.duration_ms, JSON.stringify(entry),
+    );
   }
 
   /** The highest id any day table holds (a rowid's max: one row read a table), 0 when none. */

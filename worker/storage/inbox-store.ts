@@ -11,6 +11,8 @@ import type { Row } from "./inbox-records.ts";
 import { QueueTable, STORED_BYTES, toArrayBuffer } from "./queue-table.ts";
 import type { DeadLetter, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
 import { messageLane } from "./message-lane.ts";
+import { sourceLane } from "../../protocol/index.ts";
+import type { LiveLogEntry } from "../../protocol/index.ts";
 import { scanHistory } from "./history-scan.ts";
 import type { HistoryQuery, HistoryScan } from "./history-scan.ts";
 
@@ -267,5 +269,14 @@ export class InboxStore extends QueueTable {
     this.bytes += Number(row.bytes);
     this.index?.add(next, row.lane === null ? this.fillLane(next) : String(row.lane), Number(row.received_at));
     return next;
+  }
+
+  /** A live request answered or failed at once goes into history under the next id (history-store.ts keepLive); none with retention 0. */
+  keepLive(entry: LiveLogEntry): void {
+    if (this.retentionMs === 0 || entry.outcome === "held" || entry.outcome === "late") return;
+    const seq = this.maxSeq + 1;
+    const sender = entry.source === "a2a" ? "a2a" : `source:${entry.source}`;
+    this.history.keepLive(seq, entry, sender, entry.source === "a2a" ? "a2a" : sourceLane(entry.source));
+    this.maxSeq = seq;
   }
 }
