@@ -169,7 +169,7 @@ function nextStoredDue(store: InboxStore, nowMs: number): number | null {
  * noted in meta 'history_gave_way' for `status`. Reads only history_days, and each closed day's table
  * once, to count it.
  */
-function keepHistory(parts: HousekeepingParts, nowMs: number): number | null {
+export function keepHistory(parts: Pick<HousekeepingParts, "store" | "config">, nowMs: number): number | null {
   const { store } = parts;
   const budget = parts.config()?.limits.max_queue_bytes ?? INBOX_DEFAULTS.maxQueueBytes;
   const drops = store.history.maintain(nowMs, store.retentionMs, budget, () => store.keepFloor());

@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { DAY_MS, dayOf, dayStartMs } from "../../worker/storage/history-store.ts";
+import { keepHistory } from "../../worker/housekeeping.ts";
 import type { HistoryPage, HistoryReplayResult } from "../../protocol/index.ts";
 import { claimInbox, envelopeFrom, errorCode, listQueue, newAgent, poll, postEnvelope, postHook, registerAtHub, showMessage, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
@@ -201,7 +202,7 @@ describe("history", () => {
     expect(gone.status).toBe(404);
   });
 
-  it("the oldest closed day gives way to the history's budget first", async () => {
+  it("the oldest closed day gives way to the history's budget first, and the summary says so", async () => {
     const inbox = await claimInbox(undefined, { rate_per_minute: 100 });
     const ids = await delivered(inbox, ['{"big":"' + "x".repeat(500) + '"}']);
     // The next day: a new day's message; yesterday is closed and over a 100-byte budget.
@@ -210,9 +211,13 @@ describe("history", () => {
       instance.store.insertMessage({ kind: "hook", subpath: null, content_type: "application/json", body: new TextEncoder().encode("{}"), received_at: tomorrow, expires_at: tomorrow + DAY_MS, sender: null, msg_id: null, env_type: null });
       instance.store.acknowledge({ upTo: ids[0]! + 1 }, tomorrow);
     });
-    const drops = await maintainAt(inbox, tomorrow + 1000, 100);
-    expect(drops).toEqual({ expired: 0, gaveWay: 1 });
+    // The alarm's history job, a day on, with a budget (max_queue_bytes) the closed day is over.
+    await runInDurableObject(stubOf(inbox), (instance) => {
+      instance.config!.limits.max_queue_bytes = 100;
+      keepHistory({ store: instance.store, config: () => instance.config }, tomorrow + 1000);
+    });
     const kept = await history(inbox);
     expect(kept.messages.map((m) => m.id)).toEqual([ids[0]! + 1]);
+    expect((await listQueue(inbox.agent)).summary.history).toMatchObject({ kept: 1, gave_way: { count: 1, last_at: tomorrow + 1000 } });
   });
 });
