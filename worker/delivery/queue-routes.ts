@@ -4,7 +4,7 @@
 // older agent holds. The history's own routes are worker/history/. Every call is a signed
 // request by a key of the inbox (docs/protocol.md, "Signed requests"); replay and drop also spend their
 // nonce, so a captured request cannot be played again. A sender's credentials are never shown: redacted. Mounted by inbox-routes.ts; covered by
-// test/worker/queue.test.ts.
+// test/worker/queue.test.ts and test/worker/history.test.ts.
 import { Hono } from "hono";
 import { LANES_LISTED, RelayError, redactHeaderRecord } from "../../protocol/index.ts";
 import type { AbandonFrame, HistorySummary, LiveSummary, MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
