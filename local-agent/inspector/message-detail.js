@@ -4,8 +4,8 @@
 // this page saw of its deliveries (the whole last reason), its headers of interest and its body, and
 // Replay / Drop. A replay queues the message again under a new id and the relay deletes the dead one: the
 // panel follows it to the new id (never left saying "dead"). A forwarded message names its whole URL.
-// Escape or × closes it. Imported by inspector.js; covered by test/node/inspector.browser.test.ts,
-// inspector-deliveries.browser.test.ts and inspector-outage.browser.test.ts.
+// Escape or × closes it. Imported by inspector.js and history-list.js; covered by test/node/inspector.browser.test.ts,
+// inspector-deliveries.browser.test.ts, inspector-outage.browser.test.ts and inspector-history.browser.test.ts.
 import { deliveriesOf } from "./delivery-list.js";
 import { api, cell, el, setText } from "./page-dom.js";
 import { hexDump, pretty } from "./page-text.js";
@@ -36,7 +36,7 @@ export function updateSeen(seen) {
   if (label?.nextElementSibling && seen) label.nextElementSibling.textContent = seenHere(seen) ?? "";
 }
 
-/** @param {number} id @param {MessageDeliveries | null} seen what the Deliveries list knows of it @param {"deliveries" | "queue"} from the list clicked */
+/** @param {number} id @param {MessageDeliveries | null} seen what the Deliveries list knows of it @param {"deliveries" | "queue" | "history"} from the list clicked */
 export async function openMessage(id, seen, from) {
   selected = id;
   for (const row of document.querySelectorAll("tbody tr[data-id]")) row.classList.toggle("selected", row instanceof HTMLElement && row.dataset.id === String(id));
@@ -88,7 +88,8 @@ async function replay() {
   try {
     const answer = /** @type {{ replayed: number, id: number }} */ (await api(`/inspector/api/messages/${selected}/replay`, { method: "POST" }));
     /** @type {HTMLButtonElement} */ (el("replay")).disabled = true;
-    const from = el("detail").dataset.beside === "deliveries" ? "deliveries" : "queue";
+    const beside = el("detail").dataset.beside;
+    const from = beside === "deliveries" || beside === "history" ? beside : "queue";
     const opened = openMessage(answer.id, deliveriesOf(answer.id), from);
     setText("action-result", `queued again as message ${answer.id} (message ${answer.replayed} is gone from the relay; this panel shows the new one)`);
     afterAction();

@@ -81,7 +81,7 @@ const COMMAND_FLAGS: Record<string, string[]> = {
   status: ["--json"],
   doctor: ["--gateway-port", "--hooks-path", "--openclaw-config"],
   send: ["--to", "--text", "--payload", "--type", "--reply-to", "--ttl", "--json"],
-  messages: ["--state", "--json"],
+  messages: ["--state", "--since", "--until", "--source", "--from", "--conversation", "--search", "--limit", "--dry-run", "--json"],
   "hub register": ["--bind-code", "--bind-nonce", "--mode", "--prefix", "--agentline-token", "--open", "--claim-token", "--json"],
   "hub status": ["--json", "--agentline-token"],
   "sources add": ["--kind", "--secret", "--subpath", "--forward", "--allow-public-target", "--timeout", "--retries", "--ordered", "--unordered", "--json"],
@@ -159,8 +159,13 @@ describe("usage mistakes: exit 2, one line, then the usage", () => {
     const h = await home();
     expectUsageError(await runCli(["doctor", "--gateway-port", "abc"], h.env), '--gateway-port must be a TCP port number (1-65535), not "abc"');
     expectUsageError(await runCli(["start", "--gateway-port", "70000"], h.env), /^clawrelay: --gateway-port must be a TCP port number/);
-    expectUsageError(await runCli(["messages", "--state", "x"], h.env), '--state must be one of queued, sent, dead, not "x"');
+    expectUsageError(await runCli(["messages", "--state", "x"], h.env), '--state must be one of queued, sent, dead, delivered, all, not "x"');
     expectUsageError(await runCli(["messages", "show", "3", "--state", "dead"], h.env), /^clawrelay: --state is for listing/);
+    expectUsageError(await runCli(["messages", "--since", "yesterday"], h.env), '--since must be an ISO 8601 time such as 2026-12-07T05:00:00Z, or a duration back from now such as 90m, 2h or 7d (not "yesterday")');
+    expectUsageError(await runCli(["messages", "replay", "--since", "1h", "--state", "queued"], h.env), '--state must be one of delivered, dead, all, not "queued"');
+    expectUsageError(await runCli(["messages", "replay"], h.env), /^clawrelay: messages replay needs the message id/);
+    expectUsageError(await runCli(["messages", "drop", "3", "--search", "x"], h.env), /^clawrelay: --search is for listing/);
+    expectUsageError(await runCli(["messages", "--dry-run"], h.env), /^clawrelay: --dry-run goes with a bulk replay/);
     expectUsageError(await runCli(["hub", "register", "--mode", "x"], h.env), '--mode must be one of webhook, pull, not "x"');
     expectUsageError(await runCli(["hub", "register", "--prefix", "x"], h.env), '--prefix must be one of agentgram, botcord, not "x"');
     expectUsageError(await runCli(["send", "--to", "ag_000000000000", "--text", "hi", "--ttl", "soon"], h.env), '--ttl must be a whole number of seconds, not "soon"');
