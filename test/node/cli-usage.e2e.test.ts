@@ -230,6 +230,14 @@ describe("relay URLs and servers that are not relays: exit 1, one line saying wh
     expectOneLine(await runCli(["init", "--relay", page], h.env), `clawrelay: ${page} answered 200 but is not a clawrelay relay (its answer is not JSON); check the URL`);
   });
 
+  it("a relay from before history (its router's 404 not_found): messages --state delivered and replay --since say so in one line", async () => {
+    const older = await server((req, res) => res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.method} ${new URL(req.url ?? "/", "http://x").pathname}` } })));
+    const s = await homeWithSettings(older);
+    const why = `the relay at ${older} is older and keeps no message history (it has no /inbox/{id}/history); update the relay, or list today's queue with clawrelay messages [--state queued|sent|dead]`;
+    expectOneLine(await runCli(["messages", "--state", "delivered", "--search", "invoice"], s.env), `clawrelay: cannot read the inbox's history: ${why}`);
+    expectOneLine(await runCli(["messages", "replay", "--since", "1h"], s.env), `clawrelay: cannot replay the inbox's history: ${why}`);
+  });
+
   it("relayErrorText never prints undefined", () => {
     expect(relayErrorText({ status: 401, body: {} })).toBe("401 (no clawrelay error in the answer)");
     expect(relayErrorText({ status: 401, body: { error: "nope" } })).toBe("401 (no clawrelay error in the answer)");
