@@ -72,7 +72,7 @@ export function bulkReplayText(answer: BulkReplayAnswer, dryRun: boolean): strin
   const lines = [answer.replayed > 0 ? `replayed ${answer.replayed} message(s), in order, each once (original → new id):` : "no message matched: nothing was replayed"];
   lines.push(...answer.ids.map((pair) => `  ${pair.from} → ${pair.to}`));
   lines.push(live);
-  if (answer.has_more) lines.push("more match than were replayed: run it again with --since after the last original's time (clawrelay messages show ID)");
+  if (answer.has_more) lines.push("the relay stopped before the end (the inbox's queue is full): once it drains, run it again with --since after the last original above's time (clawrelay messages show ID gives it)");
   return lines.join("\n");
 }
 

@@ -153,6 +153,8 @@ export interface BulkReplayRequest {
   source?: string;
   state?: ReplayState;
   dryRun?: boolean;
+  /** Go on after this id (a call before answered has_more with next_after). */
+  after?: number;
 }
 
 export interface BulkReplayAnswer {
@@ -161,8 +163,8 @@ export interface BulkReplayAnswer {
   skipped_live: number;
   ids: { from: number; to: number }[];
   has_more: boolean;
-  /** Where the next call starts when has_more (the relay's choice: a received_at in ms); absent: since the last original's received_at + 1. */
-  next_since?: number;
+  /** With has_more: the id to send back as `after`, so the next call goes on where this one stopped. */
+  next_after?: number;
 }
 
 /** One call of the relay's bulk replay (at most the relay's per-call bound; `has_more` then). */
@@ -173,27 +175,29 @@ export async function replayHistoryOnce(access: InboxAccess, request: BulkReplay
     ...(request.source !== undefined ? { source: request.source } : {}),
     ...(request.state !== undefined ? { state: request.state } : {}),
     ...(request.dryRun ? { dry_run: true } : {}),
+    ...(request.after !== undefined ? { after: request.after } : {}),
   };
   return (await historyCall(access, "POST", "/history/replay", "cannot replay the inbox's history", body)) as unknown as BulkReplayAnswer;
 }
 
 /**
  * Every matching message replayed at once, in order, each once: calls again while the relay says
- * has_more, from where it said to continue. A dry run only counts (one call: the relay counts them all).
+ * has_more, after the id it said (the relay never replays a copy made by the call before). A dry run
+ * only counts, going on the same way.
  */
 export async function replayHistory(access: InboxAccess, request: BulkReplayRequest): Promise<BulkReplayAnswer> {
   const total: BulkReplayAnswer = { matched: 0, replayed: 0, skipped_live: 0, ids: [], has_more: false };
-  let since = request.sinceMs;
+  let after = request.after;
   for (;;) {
-    const answer = await replayHistoryOnce(access, { ...request, sinceMs: since });
+    const answer = await replayHistoryOnce(access, { ...request, ...(after !== undefined ? { after } : {}) });
     total.matched += answer.matched;
     total.replayed += answer.replayed;
     total.skipped_live += answer.skipped_live;
     total.ids.push(...answer.ids);
-    if (!answer.has_more || request.dryRun) return { ...total, has_more: answer.has_more };
-    const next = answer.next_since;
-    // Without the relay's word on where to go on, stopping is the safe way: going on from a guess could replay one twice.
-    if (next === undefined || next <= since) return { ...total, has_more: true };
-    since = next;
+    const next = answer.next_after;
+    if (!answer.has_more) return total;
+    // Without the relay's word on where to go on (or one that does not move), stopping is the safe way: a guess could replay one twice.
+    if (next === undefined || (after !== undefined && next <= after)) return { ...total, has_more: true };
+    after = next;
   }
 }
