@@ -50,7 +50,7 @@ export function historyListingText(listing: HistoryListing, nowMs: number): stri
   const lines = [listing.messages.length > 0 ? historyTable(listing.messages, nowMs) : "no messages match", ""];
   lines.push(`${listing.messages.length} message(s)${listing.messages.some((m) => m.excerpt !== undefined) ? "; each match's excerpt as the sender wrote it (escaped)" : ""}`);
   if (listing.gap) lines.push(gapText(listing.gap));
-  if (listing.next_cursor !== null) lines.push("(more match: raise --limit, or narrow with --since/--until)");
+  if (listing.next_cursor !== null) lines.push("(stopped at --limit: more may match; raise --limit, or narrow with --since/--until)");
   return lines.join("\n");
 }
 

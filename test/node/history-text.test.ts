@@ -83,7 +83,7 @@ describe("history's text", () => {
     expect(text).toContain("source:stripe");
     expect(text).toContain("(live) api/x");
     expect(text).toContain("(a gap: messages before it are past the retention window; listed from the oldest kept)");
-    expect(text).toContain("(more match: raise --limit, or narrow with --since/--until)");
+    expect(text).toContain("(stopped at --limit: more may match; raise --limit, or narrow with --since/--until)");
     expect(historyListingText({ messages: [], next_cursor: null, gap: null, scanned: 0 }, NOW)).toContain("no messages match");
   });
 
