@@ -7,7 +7,6 @@ import type { LiveSummary } from "../../protocol/index.ts";
 import type { AgentStatus, AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
-import type { HistorySummary } from "../relay/history.ts";
 import { historyStatusLines } from "./history-text.ts";
 import { acksLine } from "./outbox-text.ts";
 import { laneLines } from "./status-lanes.ts";
@@ -56,7 +55,7 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(s.gateway.settings_file?.restart_needed.length ? [`          ${s.gateway.settings_file.path}: ${s.gateway.settings_file.restart_needed.join(", ")} changed; they take effect after a restart of the agent`] : []),
     `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
     // An older relay keeps no history and reports none: the line is left out.
-    ...("error" in summary ? [] : historyStatusLines((summary as { history?: HistorySummary }).history, now)),
+    ...("error" in summary ? [] : historyStatusLines(summary.history, now)),
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
     ...(d.paused ? [`PAUSED    ${d.paused}`] : []),

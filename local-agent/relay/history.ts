@@ -5,57 +5,23 @@
 // not_found: that becomes one line saying the relay is older. Used by `clawrelay messages` (cli/cli-messages.ts,
 // cli/history-text.ts) and the inspector (inspector/inspector-routes.ts); covered by
 // test/node/history-cli.e2e.test.ts, history-text.test.ts and inspector-history.browser.test.ts.
-import type { QueueItem } from "../../protocol/index.ts";
+import { HISTORY_LIMIT_MAX, HISTORY_STATES } from "../../protocol/index.ts";
+import type { HistoryPage, HistoryReplayResult, HistoryState, QueueItem } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import type { InboxAccess } from "./messages.ts";
 import { relayErrorText, signedRelayCall } from "./relay-api.ts";
 
-/** What `state` may narrow a history read to: today's states, kept (delivered) ones, or all. */
-export const HISTORY_STATES = ["queued", "sent", "dead", "delivered", "all"] as const;
-export type HistoryState = (typeof HISTORY_STATES)[number];
+export { HISTORY_STATES };
+export type { HistoryPage, HistoryState, HistorySummary } from "../../protocol/index.ts";
 /** What a bulk replay takes from: delivered (the default), dead, or both. */
 export const REPLAY_STATES = ["delivered", "dead", "all"] as const;
 export type ReplayState = (typeof REPLAY_STATES)[number];
 
-/** The relay's page size bound (docs/protocol.md): a request for more asks in several pages. */
-export const HISTORY_PAGE_MAX = 200;
-/** The relay holds a `wait` at most this long. */
-export const HISTORY_WAIT_MAX_SEC = 60;
-
-/** A message as history lists it: a queue item, in any state, with what only history says. */
-export type HistoryItem = Omit<QueueItem, "state"> & {
-  state: QueueItem["state"] | "delivered" | "expired";
-  /** When the agent acknowledged it (delivered). */
-  delivered_at?: number | null;
-  /** The webhook source it came through, by name. */
-  source?: string | null;
-  /** Only in search results: at most 160 characters of the body, headers or path around the first match, as the sender wrote them (escape before printing). */
-  excerpt?: string;
-  /** A live request's entry: never replayed. */
-  live?: true;
-};
-
-/** What history keeps, as `GET /queue`'s summary says it (absent from an older relay). */
-export interface HistorySummary {
-  kept: number;
-  oldest_at: number | null;
-  retention_sec: number;
-  /** History gave way oldest first to make room for new mail (instead of a 507). */
-  gave_way?: { count: number; last_at: number };
-}
-
-export interface HistoryGap {
-  reason: "retention" | "epoch";
-  oldest_kept: string | null;
-}
-
-export interface HistoryPage {
-  messages: HistoryItem[];
-  next_cursor: string | null;
-  epoch: string;
-  gap: HistoryGap | null;
-  scanned: number;
-}
+/** A message as history lists it: a queue item in any state, with what only history says (delivered_at, source, a search's excerpt). */
+export type HistoryItem = QueueItem;
+export type HistoryGap = NonNullable<HistoryPage["gap"]>;
+/** A bulk replay's answer, as the relay gives it (next_after: where to go on when has_more). */
+export type BulkReplayAnswer = HistoryReplayResult;
 
 /** Filters of one history read; times in unix ms. */
 export interface HistoryFilter {
@@ -70,9 +36,9 @@ export interface HistoryFilter {
 
 export interface HistoryQuery extends HistoryFilter {
   cursor?: string;
-  /** 1..HISTORY_PAGE_MAX. */
+  /** 1..HISTORY_LIMIT_MAX (protocol/limits.ts). */
   limit?: number;
-  /** Seconds the relay may hold the request when nothing matches yet (0..HISTORY_WAIT_MAX_SEC). */
+  /** Seconds the relay may hold the request when nothing matches yet (0..HISTORY_WAIT_MAX_SEC, protocol/limits.ts). */
   waitSec?: number;
 }
 
@@ -136,7 +102,7 @@ export async function listHistory(access: InboxAccess, filter: HistoryFilter, li
   let gap: HistoryGap | null = null;
   let scanned = 0;
   for (let first = true; ; first = false) {
-    const page = await historyPage(access, { ...filter, limit: Math.min(HISTORY_PAGE_MAX, limit - messages.length), ...(at !== undefined ? { cursor: at } : {}) });
+    const page = await historyPage(access, { ...filter, limit: Math.min(HISTORY_LIMIT_MAX, limit - messages.length), ...(at !== undefined ? { cursor: at } : {}) });
     if (first) gap = page.gap;
     scanned += page.scanned;
     messages.push(...page.messages.slice(0, limit - messages.length));
@@ -155,16 +121,6 @@ export interface BulkReplayRequest {
   dryRun?: boolean;
   /** Go on after this id (a call before answered has_more with next_after). */
   after?: number;
-}
-
-export interface BulkReplayAnswer {
-  matched: number;
-  replayed: number;
-  skipped_live: number;
-  ids: { from: number; to: number }[];
-  has_more: boolean;
-  /** With has_more: the id to send back as `after`, so the next call goes on where this one stopped. */
-  next_after?: number;
 }
 
 /** One call of the relay's bulk replay (at most the relay's per-call bound; `has_more` then). */
