@@ -63,6 +63,8 @@ describe("inspector API refusals", () => {
     const shown = await call(agent, token, "GET", `/inspector/api/messages/${String(replayed.body.id)}?view=full`);
     expect(shown.status).toBe(200);
     await waitUntil("the replay acknowledged", async () => (await queueItems(fixture.relay().url, home)).length === 0);
-    expect((await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=1`)).status).toBe(404);
+    // Acknowledged, it is kept in the history (retention): dropped once, then no more.
+    expect(await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=1`)).toMatchObject({ status: 200, body: { dropped: replayed.body.id, was: "delivered" } });
+    expect((await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=2`)).status).toBe(404);
   });
 });
