@@ -1,8 +1,11 @@
 // The inbox's history from the command line, end to end: the real relay (bundled, in Miniflare) keeps what
 // the real agent delivered to a stand-in gateway, `clawrelay messages --state delivered --search` finds a
 // delivered message by a word in its body (any case) with its excerpt, and `clawrelay messages replay
-// --since T --state delivered` re-delivers each matching one once, in order (a dry run only counts).
+// --since T --state delivered` re-delivers each matching one once, in order (a dry run only counts); `status`
+// says what is kept.
 import { describe, expect, it } from "vitest";
+import type { AgentStatusAnswer } from "../../local-agent/agent-status.ts";
+import { statusText } from "../../local-agent/cli/cli-status.ts";
 import type { HistoryItem } from "../../local-agent/relay/history.ts";
 import { ownerCall, postHook, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
@@ -35,7 +38,7 @@ async function settled(home: AgentHome): Promise<boolean> {
 describe("history from the CLI", () => {
   it("messages --state delivered --search finds a delivered message by a word in its body, any case, with its excerpt", async () => {
     const { gateway, home } = await fixture.setUp();
-    await fixture.run(home);
+    const agent = await fixture.run(home);
     const bodies = ['{"message":"the heron lands"}', '{"message":"a Pelican dives for fish"}', '{"message":"the gull waits"}'];
     const ids: number[] = [];
     for (const body of bodies) ids.push(await hook(home, body));
@@ -58,6 +61,9 @@ describe("history from the CLI", () => {
 
     // Today's listing (no history flag) still lists only what waits: nothing.
     expect((await runCli(["messages"], home.env)).stdout).toMatch(/^no messages\n/);
+    // `status` says what is kept and for how long (the relay's default retention: 7 days).
+    const status = (await (await fetch(`http://127.0.0.1:${agent.apiPort}/clawrelay/status`)).json()) as AgentStatusAnswer;
+    expect(statusText(status, process.pid, Date.now()).split("\n")).toContainEqual(expect.stringMatching(/^history {3}3 kept for 7 d, the oldest \d+ s ago — /));
   });
 
   it("messages replay --since T --state delivered re-delivers each matching one once, in order; a dry run only counts", async () => {
