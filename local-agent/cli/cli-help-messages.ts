@@ -29,7 +29,7 @@ export const MESSAGES_COMMAND: CommandSpec = {
     { name: "source", value: "NAME", about: "only the events of this webhook source (clawrelay sources list names them)" },
     { name: "from", value: "AGENT_ID", about: "only envelopes this agent sent (ag_ + 12 hex)" },
     { name: "conversation", value: "LANE", about: 'only this conversation (a lane, as the LANE column shows it: "source:stripe", a session key)' },
-    { name: "search", value: "TEXT", about: "only messages whose body, header values or sub-path hold TEXT (any case); each shows the matching excerpt" },
+    { name: "search", value: "TEXT", about: "only messages whose body, headers or sub-path hold TEXT (ASCII letters in any case); each shows the matching excerpt" },
     { name: "limit", value: "N", about: "list at most N messages (default 200, at most 10000)" },
     { name: "dry-run", about: "with replay --since: only count what would be replayed" },
     { name: "live", about: "list the live requests the relay answered (method, path without its query, status, time); never stored, never replayed" },
