@@ -12,14 +12,12 @@ export const MESSAGES_COMMAND: CommandSpec = {
   summary: "what the inbox holds and kept, searched; why a message is dead; show, replay or drop one or many; what this agent sent",
   usage: [
     "messages [--state queued|sent|dead] [--json]   list the inbox",
-    "messages [--state delivered|all|…] [--since T] [--until T] [--source S] [--from AGENT_ID] [--conversation LANE] [--search TEXT] [--limit N] [--json]",
-    "                                               search the inbox's history (delivered messages are kept for its retention window)",
+    "messages [--state delivered|all|…] [--since T] [--until T] [--source S] [--from AGENT_ID] [--conversation LANE] [--search TEXT] [--limit N] [--json]   the history: kept after delivery, searched",
     "messages --live [--json]                       the live requests the relay answered lately",
     "messages --outbox [--acks MODE] [--json]       what this agent sent, and the receipts that answered it",
     "messages show ID [--json]                      one message: its metadata and body",
     "messages replay ID [--json]                    a dead (or kept) message back into the queue (new id)",
-    "messages replay --since T [--until T] [--source S] [--state delivered|dead|all] [--dry-run] [--json]",
-    "                                               replay every matching kept message at once, in order, each once",
+    "messages replay --since T [--until T] [--source S] [--state delivered|dead|all] [--dry-run] [--json]   every match again at once, in order, each once",
     "messages drop ID [--json]                      delete one message, in any state (a kept one too)",
   ],
   flags: [
