@@ -1,7 +1,9 @@
 // The CLI's command table: for each command its flags (the only options parseArgs is given for it),
 // its usage lines, its help text and examples. Pure data and text; imported by cli-args.ts and
-// cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts. The sources commands and listen are in cli-help-sources.ts.
+// cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts. The sources commands and listen are in cli-help-sources.ts,
+// messages in cli-help-messages.ts.
 import { A2A_COMMANDS, A2A_GROUP } from "./cli-help-a2a.ts";
+import { MESSAGES_COMMAND } from "./cli-help-messages.ts";
 import { SOURCE_COMMANDS } from "./cli-help-sources.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
@@ -116,28 +118,7 @@ export const COMMANDS: CommandSpec[] = [
       `clawrelay send --to ag_0123456789ab --payload '{"text":"hi","lang":"en"}' --json`,
     ],
   },
-  {
-    kind: "command",
-    name: "messages",
-    summary: "what the inbox holds and why a message is dead; show, replay or drop one; what this agent sent",
-    usage: [
-      "messages [--state queued|sent|dead] [--json]   list the inbox",
-      "messages --live [--json]                       the live requests the relay answered lately",
-      "messages --outbox [--acks MODE] [--json]       what this agent sent, and the receipts that answered it",
-      "messages show ID [--json]                      one message: its metadata and body",
-      "messages replay ID [--json]                    a dead message back into the queue (new id)",
-      "messages drop ID [--json]                      delete one message, in any state",
-    ],
-    flags: [
-      { name: "state", value: "STATE", about: "list only queued, sent or dead messages" },
-      { name: "live", about: "list the live requests the relay answered (method, path without its query, status, time); never stored, never replayed" },
-      { name: "outbox", about: "list what this agent sent (newest first): each message's state (sending, queued, refused, acknowledged, answered, failed) and its receipt" },
-      { name: "acks", value: "MODE", about: "with --outbox: record (acks answering a sent message only change its record: no agent run) or deliver (they reach the gateway too)" },
-      json("print JSON"),
-    ],
-    positionals: 2,
-    examples: ["clawrelay messages --state dead", "clawrelay messages show 42", "clawrelay messages replay 42", "clawrelay messages --live", "clawrelay messages --outbox", "clawrelay messages --outbox --acks deliver"],
-  },
+  MESSAGES_COMMAND,
   {
     kind: "command",
     name: "hub register",

@@ -2,12 +2,14 @@
 // (relay/messages.ts, relay/relay-api.ts), its answer to text or JSON. cli.ts loads this when one of
 // them runs and prints what it returns (`messages --live`: relay/live-log.ts; `messages --outbox` and
 // what `send` records: relay/outbox.ts). Covered by test/node/dead-letters.e2e.test.ts,
-// cli-send-doctor.e2e.test.ts, live-app.e2e.test.ts and outbox.e2e.test.ts.
+// cli-send-doctor.e2e.test.ts, live-app.e2e.test.ts, outbox.e2e.test.ts and history-cli.e2e.test.ts. The
+// listing's history flags and the bulk replay (messages replay --since) are in cli-history.ts.
 import { ACK_DELIVERIES, ENVELOPE_TYPES, MESSAGE_STATES, draftEnvelope, isAgentId, signEnvelope } from "../../protocol/index.ts";
 import type { AckDelivery, EnvelopeType, MessageState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { settingsIdentity } from "../identity.ts";
 import { dropMessage, inboxAccess, listMessages, messageDetail, messagesJson, messagesTable, replayMessage, showMessage, shownRedacted, summaryLine } from "../relay/messages.ts";
+import { HISTORY_STATES } from "../relay/history.ts";
 import { OutboxSender } from "../relay/outbox.ts";
 import { relayErrorText } from "../relay/relay-api.ts";
 import { loadSettings } from "../settings.ts";
@@ -16,6 +18,9 @@ import type { Values } from "./cli-args.ts";
 import { choiceFlag, stringFlag, switchFlag } from "./cli-flags.ts";
 
 const MESSAGE_ACTIONS = ["show", "replay", "drop"];
+/** The flags of a listing or a bulk replay, which `show`, `drop` and `replay ID` refuse (cli-history.ts reads them). */
+const HISTORY_LIST_FLAGS = ["since", "until", "source", "from", "conversation", "search", "limit", "dry-run"];
+const listingFlagOf = (values: Values) => ["state", ...HISTORY_LIST_FLAGS].find((name) => values[name] !== undefined);
 
 function messageId(action: string, idText: string | undefined): number {
   const id = Number(idText);
@@ -28,7 +33,7 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   const json = switchFlag(values, "json");
   const [action, idText] = positionals;
   if (switchFlag(values, "live")) {
-    if (action !== undefined || stringFlag(values, "state") !== undefined) throw new UsageError("--live lists the live requests: give it alone (clawrelay messages --live)");
+    if (action !== undefined || listingFlagOf(values) !== undefined) throw new UsageError("--live lists the live requests: give it alone (clawrelay messages --live)");
     const { liveLog, liveLogText } = await import("../relay/live-log.ts");
     const view = await liveLog(await inboxAccess(loadSettings(settingsPath)));
     return json ? JSON.stringify(view, null, 2) : liveLogText(view, Date.now());
@@ -36,6 +41,11 @@ export async function messagesCommand(values: Values, positionals: readonly stri
   if (switchFlag(values, "outbox")) return outboxCommand(values, action, settingsPath);
   if (stringFlag(values, "acks") !== undefined) throw new UsageError("--acks goes with --outbox: clawrelay messages --outbox --acks record|deliver");
   if (action === undefined) {
+    if (switchFlag(values, "dry-run")) throw new UsageError("--dry-run goes with a bulk replay: clawrelay messages replay --since TIME --dry-run");
+    const { historyListCommand, wantsHistory } = await import("./cli-history.ts");
+    // Checked against every state first, so a mistake names delivered and all too.
+    choiceFlag(values, "state", HISTORY_STATES);
+    if (wantsHistory(values)) return historyListCommand(() => inboxAccess(loadSettings(settingsPath)), values, Date.now());
     const state = choiceFlag<MessageState>(values, "state", MESSAGE_STATES);
     const { messages: items, summary, truncated } = await listMessages(await inboxAccess(loadSettings(settingsPath)), state);
     const now = Date.now();
@@ -44,7 +54,12 @@ export async function messagesCommand(values: Values, positionals: readonly stri
     return `${items.length > 0 ? messagesTable(items, now) : "no messages"}\n\n${summaryLine(summary, now)}${more}`;
   }
   if (!MESSAGE_ACTIONS.includes(action)) throw new UsageError(`unknown messages action "${action}": use show, replay or drop (or nothing, to list)`);
-  if (stringFlag(values, "state") !== undefined) throw new UsageError(`--state is for listing (clawrelay messages --state dead), not for messages ${action}`);
+  if (action === "replay" && idText === undefined) {
+    const { bulkReplayCommand, isBulkReplay } = await import("./cli-history.ts");
+    if (isBulkReplay(values)) return bulkReplayCommand(() => inboxAccess(loadSettings(settingsPath)), values, Date.now());
+  }
+  const listingFlag = listingFlagOf(values);
+  if (listingFlag !== undefined) throw new UsageError(`--${listingFlag} is for listing (clawrelay messages --${listingFlag} …)${action === "replay" ? " or a bulk replay (clawrelay messages replay --since TIME)" : ""}, not for messages ${action} ID`);
   const id = messageId(action, idText);
   const access = await inboxAccess(loadSettings(settingsPath));
   if (action === "show") {
@@ -61,7 +76,7 @@ export async function messagesCommand(values: Values, positionals: readonly stri
 
 /** `messages --outbox [--acks record|deliver]`: what the agent sent and the receipts that answered it; --acks changes the setting first. */
 async function outboxCommand(values: Values, action: string | undefined, settingsPath: string): Promise<string> {
-  if (action !== undefined || stringFlag(values, "state") !== undefined) throw new UsageError("--outbox lists what this agent sent: give it alone, or with --acks record|deliver");
+  if (action !== undefined || listingFlagOf(values) !== undefined) throw new UsageError("--outbox lists what this agent sent: give it alone, or with --acks record|deliver");
   const acks = choiceFlag<AckDelivery>(values, "acks", ACK_DELIVERIES);
   const { listOutbox, setAckDelivery } = await import("../relay/outbox.ts");
   const { outboxText } = await import("./outbox-text.ts");

@@ -2,11 +2,12 @@
 // exit code a script reads from it (STATUS_EXIT). Every line is escaped for the terminal: the relay's, the
 // gateway's and an app's error texts and a pause's reason quote what others wrote. Pure; imported by
 // cli.ts, covered by test/node/cli-start-status.e2e.test.ts, forward-status.test.ts, lanes-display.test.ts,
-// live-app.e2e.test.ts and terminal-output.test.ts.
+// live-app.e2e.test.ts, terminal-output.test.ts and history-text.test.ts.
 import type { LiveSummary } from "../../protocol/index.ts";
 import type { AgentStatus, AgentStatusAnswer } from "../agent-status.ts";
 import type { ForwardTargetStatus } from "../forward/forward-targets.ts";
 import { formatAge, summaryLine } from "../relay/messages.ts";
+import { historyStatusLines } from "./history-text.ts";
 import { acksLine } from "./outbox-text.ts";
 import { laneLines } from "./status-lanes.ts";
 import { terminalCut, terminalSafe } from "./terminal-text.ts";
@@ -53,6 +54,8 @@ export function statusText(s: AgentStatusAnswer, pid: number, now: number): stri
     ...(s.gateway.settings_file?.error ? [`          ${s.gateway.settings_file.path} changed but cannot be used (${s.gateway.settings_file.error}); using the last good settings`] : []),
     ...(s.gateway.settings_file?.restart_needed.length ? [`          ${s.gateway.settings_file.path}: ${s.gateway.settings_file.restart_needed.join(", ")} changed; they take effect after a restart of the agent`] : []),
     `inbox     ${"error" in summary ? `unknown (${summary.error})` : summaryLine(summary, now)}`,
+    // An older relay keeps no history and reports none: the line is left out.
+    ...("error" in summary ? [] : historyStatusLines(summary.history, now)),
     `since start (${new Date(d.counted_since).toISOString()}): delivered ${d.delivered}, rejected to the dead shelf ${d.rejected}; waiting here ${d.queued}; cursor ${d.cursor}`,
     `last      ${last ? `id ${last.id} → ${last.subpath} ${last.status} in ${last.latency_ms} ms at ${new Date(last.at).toISOString()}` : "none yet"}`,
     ...(d.paused ? [`PAUSED    ${d.paused}`] : []),

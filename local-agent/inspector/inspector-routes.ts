@@ -8,7 +8,8 @@
 // always shown redacted (the relay and the delivery feed redact them too: this holds against an older
 // relay), and a forwarded one names its whole URL. Covered by test/node/inspector.e2e.test.ts,
 // inspector-refusals.e2e.test.ts, local-api-bad-input.e2e.test.ts, api-server.test.ts,
-// inspector.browser.test.ts and inspector-deliveries.browser.test.ts.
+// inspector.browser.test.ts, inspector-deliveries.browser.test.ts and inspector-history.browser.test.ts. The
+// History list reads the relay's history (relay/history.ts) a page at a time.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
@@ -19,6 +20,8 @@ import type { MessageState } from "../../protocol/index.ts";
 import type { AgentStatus } from "../agent-status.ts";
 import type { DeliveryFeed } from "./delivery-feed.ts";
 import { AgentError } from "../errors.ts";
+import { HISTORY_STATES, historyPage } from "../relay/history.ts";
+import type { HistoryQuery, HistoryState } from "../relay/history.ts";
 import { dropMessage, listMessages, queueSummary, replayMessage, showMessage } from "../relay/messages.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { renderMetrics } from "./metrics.ts";
@@ -39,7 +42,7 @@ const SCRIPT = "text/javascript; charset=utf-8";
 /** The page's own files: its style and its script's modules (inspector.js imports the others). */
 const FILES: Record<string, string> = {
   "/inspector/inspector.css": "text/css; charset=utf-8",
-  ...Object.fromEntries(["inspector", "delivery-list", "message-detail", "hour-chart", "lane-panel", "page-dom", "page-text"].map((name) => [`/inspector/${name}.js`, SCRIPT])),
+  ...Object.fromEntries(["inspector", "delivery-list", "history-list", "message-detail", "hour-chart", "lane-panel", "page-dom", "page-text"].map((name) => [`/inspector/${name}.js`, SCRIPT])),
 };
 /** The page runs only its own script and style, talks only to its own origin, and is never framed. */
 const PAGE_HEADERS = {
@@ -88,6 +91,24 @@ async function fromRelay<T>(call: Promise<T>): Promise<T> {
     const passes = status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
     throw new AgentError(err instanceof AgentError ? err.code : "relay_failed", err instanceof Error ? err.message : String(err), passes ? status : 502);
   }
+}
+
+const HISTORY_PAGE = 50;
+/** Bounds on what the page passes on, so a mistake is the inspector's 400 (the relay checks them as well). */
+const TEXT_MAX = { search: 200, source: 64, cursor: 512 } as const;
+
+/** The history page's query (state, search, source, cursor) as the relay's, checked; one page of HISTORY_PAGE. */
+function historyQueryOf(param: (name: string) => string | undefined): HistoryQuery {
+  const state = param("state") ?? "all";
+  if (!(HISTORY_STATES as readonly string[]).includes(state)) throw badRequest(`state must be one of ${HISTORY_STATES.join(", ")}`);
+  const query: HistoryQuery = { state: state as HistoryState, limit: HISTORY_PAGE };
+  for (const name of ["search", "source", "cursor"] as const) {
+    const value = param(name);
+    if (value === undefined || value === "") continue;
+    if (value.length > TEXT_MAX[name]) throw badRequest(`${name} is at most ${TEXT_MAX[name]} characters`);
+    query[name] = value;
+  }
+  return query;
 }
 
 /** Every page and API answer: the page's headers, and no Origin but the page's own. */
@@ -153,6 +174,7 @@ export function inspectorRoutes(host: InspectorHost): { app: Hono; token: string
     if (chosen === null) throw badRequest(`state must be all, ${MESSAGE_STATES.join(", ")}`);
     return c.json(await fromRelay(listMessages(host.access, chosen, QUEUE_CAP)));
   });
+  app.get("/inspector/api/history", async (c) => c.json(await fromRelay(historyPage(host.access, historyQueryOf((name) => c.req.query(name))))));
   app.get("/inspector/api/messages/:id", async (c) => c.json(await shownMessage(host, messageIdOf(c.req.param("id")))));
   app.post("/inspector/api/messages/:id/replay", async (c) => c.json(await fromRelay(replayMessage(host.access, messageIdOf(c.req.param("id"))))));
   app.post("/inspector/api/messages/:id/drop", async (c) => c.json(await fromRelay(dropMessage(host.access, messageIdOf(c.req.param("id"))))));

@@ -1,10 +1,11 @@
 // @ts-check
 // The inspector page's script (an ES module; its parts beside it): plain DOM, no framework, nothing
 // loaded from elsewhere. It follows the agent's event stream (/inspector/events) for deliveries and
-// status, asks the relay's queue through the agent (/inspector/api/*) and sends replay, drop and "Retry
+// status, asks the relay's queue and its history (history-list.js) through the agent (/inspector/api/*) and sends replay, drop and "Retry
 // now" with the token the page was served with. Message bodies are the outside world's bytes: only ever set as text.
 // Served by local-agent/inspector/inspector-routes.ts; type-checked by tsconfig.inspector.json.
 import { addDelivery, deliveriesOf, lastGatewayEvent, resetDeliveries, retryingCount, setGatewayDown, wireDeliveries } from "./delivery-list.js";
+import { wireHistory } from "./history-list.js";
 import { renderChart } from "./hour-chart.js";
 import { setAgentLanes, setRelayLanes } from "./lane-panel.js";
 import { openMessage, selectedId, updateSeen, wireDetail } from "./message-detail.js";
@@ -206,3 +207,4 @@ el("queue-state").addEventListener("change", () => void refreshQueue());
 el("retry-now").addEventListener("click", () => void retryNow());
 follow();
 void refreshQueue();
+wireHistory();

@@ -2,19 +2,22 @@
 // One message opened: a panel held in the window beside the list clicked — over the other list, at
 // whatever depth the page is scrolled — so it opens where the user is looking, with the message's metadata, what
 // this page saw of its deliveries (the whole last reason), its headers of interest and its body, and
-// Replay / Drop. A replay queues the message again under a new id and the relay deletes the dead one: the
+// Replay / Drop. A replay queues the message again under a new id and the relay deletes the dead one (a
+// delivered one kept in the history stays): the
 // panel follows it to the new id (never left saying "dead"). A forwarded message names its whole URL.
-// Escape or × closes it. Imported by inspector.js; covered by test/node/inspector.browser.test.ts,
-// inspector-deliveries.browser.test.ts and inspector-outage.browser.test.ts.
+// Escape or × closes it. Imported by inspector.js and history-list.js; covered by test/node/inspector.browser.test.ts,
+// inspector-deliveries.browser.test.ts, inspector-outage.browser.test.ts and inspector-history.browser.test.ts.
 import { deliveriesOf } from "./delivery-list.js";
 import { api, cell, el, setText } from "./page-dom.js";
 import { hexDump, pretty } from "./page-text.js";
 
 /** @typedef {import("./delivery-list.js").MessageDeliveries} MessageDeliveries */
-/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null, target?: string, lane?: string }} QueueItem */
+/** @typedef {{ id: number, state: string, kind: string, subpath: string | null, content_type: string, size?: number, received_at?: number, sender?: string | null, msg_id?: string | null, type?: string | null, attempts?: number, reason?: string | null, last_status?: number | null, replay_of?: number | null, target?: string, lane?: string, live?: true }} QueueItem */
 
 /** @type {number | null} */
 let selected = null;
+/** The open message's state at the relay, as last read ("delivered": kept in the history). */
+let selectedState = "";
 /** @type {() => void} */
 let afterAction = () => {};
 
@@ -36,7 +39,7 @@ export function updateSeen(seen) {
   if (label?.nextElementSibling && seen) label.nextElementSibling.textContent = seenHere(seen) ?? "";
 }
 
-/** @param {number} id @param {MessageDeliveries | null} seen what the Deliveries list knows of it @param {"deliveries" | "queue"} from the list clicked */
+/** @param {number} id @param {MessageDeliveries | null} seen what the Deliveries list knows of it @param {"deliveries" | "queue" | "history"} from the list clicked */
 export async function openMessage(id, seen, from) {
   selected = id;
   for (const row of document.querySelectorAll("tbody tr[data-id]")) row.classList.toggle("selected", row instanceof HTMLElement && row.dataset.id === String(id));
@@ -56,6 +59,7 @@ export async function openMessage(id, seen, from) {
     const shown = /** @type {{ message: QueueItem, body: string, encoding: "utf8" | "base64", headers: Record<string, string> | null, source: "relay" | "agent" }} */ (await api(`/inspector/api/messages/${id}`));
     if (selected !== id) return;
     const m = shown.message;
+    selectedState = m.state;
     showFields([
       ["state", shown.source === "agent" ? "finished (the relay deleted it on ack; the agent kept this copy)" : m.state],
       ["delivery here", seenHere(seen)],
@@ -69,7 +73,8 @@ export async function openMessage(id, seen, from) {
     headers.replaceChildren(...(entries.length > 0 ? entries.map(([k, v]) => { const row = document.createElement("tr"); row.append(cell("td", k, "mono"), cell("td", v, "mono wrap")); return row; }) : [cell("tr", "none")]));
     setText("detail-encoding", shown.encoding === "base64" ? "(not UTF-8: hex dump)" : /json/i.test(m.content_type) ? "(JSON, formatted)" : "");
     setText("detail-body", shown.encoding === "base64" ? hexDump(shown.body) : pretty(shown.body));
-    /** @type {HTMLButtonElement} */ (el("replay")).disabled = !(shown.source === "relay" && m.state === "dead");
+    // A dead message, or one kept after delivery (history), may be queued again; never a live request's entry.
+    /** @type {HTMLButtonElement} */ (el("replay")).disabled = !(shown.source === "relay" && (m.state === "dead" || m.state === "delivered") && !m.live);
     /** @type {HTMLButtonElement} */ (el("drop")).disabled = shown.source !== "relay";
     el("drop").textContent = "Drop";
   } catch (err) {
@@ -86,11 +91,13 @@ function closeMessage() {
 async function replay() {
   if (selected === null) return;
   try {
+    const wasKept = selectedState === "delivered";
     const answer = /** @type {{ replayed: number, id: number }} */ (await api(`/inspector/api/messages/${selected}/replay`, { method: "POST" }));
     /** @type {HTMLButtonElement} */ (el("replay")).disabled = true;
-    const from = el("detail").dataset.beside === "deliveries" ? "deliveries" : "queue";
+    const beside = el("detail").dataset.beside;
+    const from = beside === "deliveries" || beside === "history" ? beside : "queue";
     const opened = openMessage(answer.id, deliveriesOf(answer.id), from);
-    setText("action-result", `queued again as message ${answer.id} (message ${answer.replayed} is gone from the relay; this panel shows the new one)`);
+    setText("action-result", `queued again as message ${answer.id} (message ${answer.replayed} ${wasKept ? "stays kept in the history" : "is gone from the relay"}; this panel shows the new one)`);
     afterAction();
     await opened;
   } catch (err) {

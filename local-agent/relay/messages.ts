@@ -156,7 +156,7 @@ export function messageDetail(unredacted: ShownMessage): string {
   for (const [name, value] of headers) lines.push([name, value]);
   const head = lines.filter(([, v]) => v !== null && v !== "").map(([k, v]) => `${`${terminalSafe(k)}:`.padEnd(13)} ${terminalSafe(String(v))}`);
   const body = shown.encoding === "utf8" ? terminalBlock(prettyIfJson(shown.body)) : `(not UTF-8: ${m.size} bytes, base64)\n${shown.body}`;
-  const next = m.state === "dead" ? [`\nreplay: clawrelay messages replay ${m.id}    drop: clawrelay messages drop ${m.id}`] : [];
+  const next = m.state === "dead" || m.state === "delivered" ? [`\nreplay: clawrelay messages replay ${m.id}    drop: clawrelay messages drop ${m.id}`] : [];
   return [...head, "", body, ...next].join("\n");
 }
 

@@ -81,7 +81,7 @@ const COMMAND_FLAGS: Record<string, string[]> = {
   status: ["--json"],
   doctor: ["--gateway-port", "--hooks-path", "--openclaw-config"],
   send: ["--to", "--text", "--payload", "--type", "--reply-to", "--ttl", "--json"],
-  messages: ["--state", "--json"],
+  messages: ["--state", "--since", "--until", "--source", "--from", "--conversation", "--search", "--limit", "--dry-run", "--json"],
   "hub register": ["--bind-code", "--bind-nonce", "--mode", "--prefix", "--agentline-token", "--open", "--claim-token", "--json"],
   "hub status": ["--json", "--agentline-token"],
   "sources add": ["--kind", "--secret", "--subpath", "--forward", "--allow-public-target", "--timeout", "--retries", "--ordered", "--unordered", "--json"],
@@ -159,8 +159,13 @@ describe("usage mistakes: exit 2, one line, then the usage", () => {
     const h = await home();
     expectUsageError(await runCli(["doctor", "--gateway-port", "abc"], h.env), '--gateway-port must be a TCP port number (1-65535), not "abc"');
     expectUsageError(await runCli(["start", "--gateway-port", "70000"], h.env), /^clawrelay: --gateway-port must be a TCP port number/);
-    expectUsageError(await runCli(["messages", "--state", "x"], h.env), '--state must be one of queued, sent, dead, not "x"');
+    expectUsageError(await runCli(["messages", "--state", "x"], h.env), '--state must be one of queued, sent, dead, delivered, all, not "x"');
     expectUsageError(await runCli(["messages", "show", "3", "--state", "dead"], h.env), /^clawrelay: --state is for listing/);
+    expectUsageError(await runCli(["messages", "--since", "yesterday"], h.env), '--since must be an ISO 8601 time such as 2026-12-07T05:00:00Z, or a duration back from now such as 90m, 2h or 7d (not "yesterday")');
+    expectUsageError(await runCli(["messages", "replay", "--since", "1h", "--state", "queued"], h.env), '--state must be one of delivered, dead, all, not "queued"');
+    expectUsageError(await runCli(["messages", "replay"], h.env), /^clawrelay: messages replay needs the message id/);
+    expectUsageError(await runCli(["messages", "drop", "3", "--search", "x"], h.env), /^clawrelay: --search is for listing/);
+    expectUsageError(await runCli(["messages", "--dry-run"], h.env), /^clawrelay: --dry-run goes with a bulk replay/);
     expectUsageError(await runCli(["hub", "register", "--mode", "x"], h.env), '--mode must be one of webhook, pull, not "x"');
     expectUsageError(await runCli(["hub", "register", "--prefix", "x"], h.env), '--prefix must be one of agentgram, botcord, not "x"');
     expectUsageError(await runCli(["send", "--to", "ag_000000000000", "--text", "hi", "--ttl", "soon"], h.env), '--ttl must be a whole number of seconds, not "soon"');
@@ -223,6 +228,14 @@ describe("relay URLs and servers that are not relays: exit 1, one line saying wh
     expectOneLine(await runCli(["init", "--relay", json], h.env), `clawrelay: ${json} answered 401 but is not a clawrelay relay (no clawrelay error in its answer); check the URL`);
     const page = await server((_, res) => res.writeHead(200, { "content-type": "text/html" }).end("<html>welcome</html>"));
     expectOneLine(await runCli(["init", "--relay", page], h.env), `clawrelay: ${page} answered 200 but is not a clawrelay relay (its answer is not JSON); check the URL`);
+  });
+
+  it("a relay from before history (its router's 404 not_found): messages --state delivered and replay --since say so in one line", async () => {
+    const older = await server((req, res) => res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "not_found", message: `no route for ${req.method} ${new URL(req.url ?? "/", "http://x").pathname}` } })));
+    const s = await homeWithSettings(older);
+    const why = `the relay at ${older} is older and keeps no message history (it has no /inbox/{id}/history); update the relay, or list today's queue with clawrelay messages [--state queued|sent|dead]`;
+    expectOneLine(await runCli(["messages", "--state", "delivered", "--search", "invoice"], s.env), `clawrelay: cannot read the inbox's history: ${why}`);
+    expectOneLine(await runCli(["messages", "replay", "--since", "1h"], s.env), `clawrelay: cannot replay the inbox's history: ${why}`);
   });
 
   it("relayErrorText never prints undefined", () => {

@@ -1,7 +1,7 @@
 // The inspector's JSON API refuses what a page asks wrongly with a 4xx saying what to fix, never a 502 that
 // blames the relay (local-agent/inspector/inspector-routes.ts), and its routes match the path, not what
 // follows a "?". Regression tests for the outside probe of issue 22: `?state=bogus` and `/messages/0`
-// answered 502, and `POST …/6/replay?x=1` failed on a valid dead message.
+// answered 502, and `POST …/6/replay?x=1` failed on a valid dead message. History's query is checked the same way.
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
@@ -43,6 +43,9 @@ describe("inspector API refusals", () => {
     // The relay's refusal of what was asked passes through as it is.
     expect(await call(agent, token, "GET", "/inspector/api/messages/424242")).toMatchObject({ status: 404, body: { error: { code: "relay_refused", message: expect.stringContaining("424242") } } });
     expect((await call(agent, token, "GET", "/inspector/api/queue?state=dead&x=%ED%A0%80")).status).toBe(200);
+    // History's: a state that is not one, a search past the relay's bound, asked of the inspector, not the relay.
+    expect(await call(agent, token, "GET", "/inspector/api/history?state=kept")).toEqual({ status: 400, body: { error: { code: "bad_request", message: "state must be one of queued, sent, dead, delivered, all" } } });
+    expect(await call(agent, token, "GET", `/inspector/api/history?search=${"x".repeat(201)}`)).toEqual({ status: 400, body: { error: { code: "bad_request", message: "search is at most 200 characters" } } });
   });
 
   it("regression: POST …/replay?x=1 replays a dead message (the id was read from the path and query together)", async () => {
@@ -60,6 +63,8 @@ describe("inspector API refusals", () => {
     const shown = await call(agent, token, "GET", `/inspector/api/messages/${String(replayed.body.id)}?view=full`);
     expect(shown.status).toBe(200);
     await waitUntil("the replay acknowledged", async () => (await queueItems(fixture.relay().url, home)).length === 0);
-    expect((await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=1`)).status).toBe(404);
+    // Acknowledged, it is kept in the history (retention): dropped once, then no more.
+    expect(await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=1`)).toMatchObject({ status: 200, body: { dropped: replayed.body.id, was: "delivered" } });
+    expect((await call(agent, token, "POST", `/inspector/api/messages/${String(replayed.body.id)}/drop?again=2`)).status).toBe(404);
   });
 });
