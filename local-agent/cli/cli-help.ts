@@ -2,6 +2,7 @@
 // its usage lines, its help text and examples. Pure data and text; imported by cli-args.ts and
 // cli-errors.ts, covered by test/node/cli-usage.e2e.test.ts. The sources commands and listen are in cli-help-sources.ts.
 import { A2A_COMMANDS, A2A_GROUP } from "./cli-help-a2a.ts";
+import { MCP_COMMANDS } from "./cli-help-mcp.ts";
 import { SOURCE_COMMANDS } from "./cli-help-sources.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
@@ -174,6 +175,7 @@ export const COMMANDS: CommandSpec[] = [
   },
   ...SOURCE_COMMANDS,
   ...A2A_COMMANDS,
+  ...MCP_COMMANDS,
 ];
 
 export const GROUPS: GroupSpec[] = [
