@@ -13,6 +13,8 @@ export const INBOX_DEFAULTS = {
   hookTtlSec: 7 * 24 * 3600,
   /** How long a dead message stays on the shelf for a person to replay or drop it. */
   deadTtlSec: 7 * 24 * 3600,
+  /** How long a delivered message is kept (history; 0: deleted at acknowledgement). */
+  retentionSec: 7 * 24 * 3600,
 } as const;
 
 export const INBOX_CEILINGS = {
@@ -22,7 +24,16 @@ export const INBOX_CEILINGS = {
   ratePerMinute: 10_000,
   hookTtlSec: 30 * 24 * 3600,
   deadTtlSec: 30 * 24 * 3600,
+  retentionSec: 30 * 24 * 3600,
 } as const;
+
+/** GET …/history: at most this many messages a page, and this long a wait (seconds) for the next one. */
+export const HISTORY_LIMIT_MAX = 200;
+export const HISTORY_WAIT_MAX_SEC = 60;
+/** Every history request looks at no more than this many ids of each table it reads (queue and day tables), then answers with a cursor. */
+export const HISTORY_SCAN_IDS = 1000;
+/** POST …/history/replay replays at most this many a call (has_more, next_after then). */
+export const HISTORY_REPLAY_MAX = 1000;
 
 /** The OpenClaw gateway refuses hook bodies above this (fixed in current gateways). */
 export const GATEWAY_HOOK_BODY_LIMIT = 256 * 1024;

@@ -5,11 +5,19 @@ import type { LiveSummary } from "./live.ts";
 /**
  * queued: waiting for the local agent. sent: handed to the connected agent, not yet acknowledged.
  * dead: the gateway refused it, or its TTL ended before delivery; kept for limits.dead_ttl_sec with
- * its reason until replayed or dropped. Delivered messages are deleted, so they have no state here.
+ * its reason until replayed or dropped, then kept in history for what is left of the retention window.
+ * delivered: acknowledged by the agent and kept for the inbox's retention window (limits.retention_sec;
+ * only in GET …/history and GET …/queue/{id}: GET …/queue lists what is waiting or dead, as before). A
+ * message whose TTL ended undelivered is dead with reason "ttl_expired: …": there is no "expired" state.
  */
-export type MessageState = "queued" | "sent" | "dead";
+export type MessageState = "queued" | "sent" | "dead" | "delivered";
 
+/** The states GET …/queue lists (a kept, delivered message is only in GET …/history). */
 export const MESSAGE_STATES: readonly MessageState[] = ["queued", "sent", "dead"];
+
+/** What GET …/history's `state` narrows to ("all": every state). */
+export type HistoryState = MessageState | "all";
+export const HISTORY_STATES: readonly HistoryState[] = ["queued", "sent", "dead", "delivered", "all"];
 
 export interface QueueItem {
   id: number;
@@ -35,6 +43,47 @@ export interface QueueItem {
   replay_of: number | null;
   /** Its lane (protocol/lanes.ts): a source's ("source:stripe") or a gateway conversation; absent from an older relay. */
   lane?: string;
+  /** When the agent acknowledged it (a delivered message); null or absent otherwise, and from an older relay. */
+  delivered_at?: number | null;
+  /** The webhook source's name for a source event; null or absent otherwise. */
+  source?: string | null;
+  /** Search results only: ≤ 160 characters of the body, headers or path around the first match, raw text (escape it to show it). */
+  excerpt?: string;
+  /** A live request's entry. */
+  live?: true;
+}
+
+/** GET /inbox/{id}/history's answer (docs/protocol.md, "History"). */
+export interface HistoryPage {
+  messages: QueueItem[];
+  /** Where to continue; null when nothing after the cursor asked with was kept (a poller keeps its own and asks again). */
+  next_cursor: string | null;
+  /** Always set: the position after everything this page scanned (the cursor asked with when it scanned nothing). */
+  cursor: string;
+  epoch: string;
+  gap: null | { reason: "retention" | "epoch"; oldest_kept: string | null };
+  /** Ids looked at (the scan's bound: HISTORY_SCAN_IDS per table). */
+  scanned: number;
+}
+
+/** POST /inbox/{id}/history/replay's answer. */
+export interface HistoryReplayResult {
+  matched: number;
+  replayed: number;
+  skipped_live: number;
+  ids: { from: number; to: number }[];
+  has_more: boolean;
+  /** With has_more: send it back as `after` to go on where this call stopped. */
+  next_after?: number;
+}
+
+/** What the inbox keeps after delivery (GET …/queue summary's `history`). */
+export interface HistorySummary {
+  kept: number;
+  oldest_at: number | null;
+  retention_sec: number;
+  /** Kept messages let go of before their retention ended, to stay within the history's budget. */
+  gave_way?: { count: number; last_at: number };
 }
 
 /** One lane that holds messages, as the relay sees it. */
@@ -71,6 +120,8 @@ export interface QueueSummary {
    * "sealed" under the operator's RECEIPT_KEY_SECRET, or "clear" without it. Absent from an older relay.
    */
   credentials?: "sealed" | "clear";
+  /** What is kept after delivery (retention). Absent from an older relay. */
+  history?: HistorySummary;
 }
 
 export const LANES_LISTED = 20;

@@ -1,7 +1,8 @@
 // What the inbox's alarm does, as a table of named jobs: handing over acks owed to sibling inboxes,
 // closing sockets that never authenticated, shelving queued messages whose TTL ended (and telling their
 // senders), sweeping expired records, retrying queued receipts, pulling from the hub or bridging its
-// webhook bodies, and finding when stored rows next need the alarm. Alarms are at-least-once, so every
+// webhook bodies, letting go of history days past their retention (or over the history's budget, oldest
+// first: storage/history-store.ts), and finding when stored rows next need the alarm. Alarms are at-least-once, so every
 // job is idempotent. Each runs in its own guard: one that fails is logged by name, counted where the
 // owner sees it (GET /inbox/{id}/queue, `housekeeping_failures`) and looked at again soon, and the
 // others run regardless. Used by inbox.ts; covered by test/worker/housekeeping.test.ts,
@@ -162,6 +163,25 @@ function nextStoredDue(store: InboxStore, nowMs: number): number | null {
   return due === null ? null : due <= nowMs ? nowMs + IN_FLIGHT_RECHECK_MS : due;
 }
 
+/**
+ * History days past the retention window are dropped whole, and the closed days kept within the history's
+ * budget (as many bytes as the queue may hold, limits.max_queue_bytes), oldest first: what gave way so is
+ * noted in meta 'history_gave_way' for `status`. Reads only history_days, and each closed day's table
+ * once, to count it.
+ */
+function keepHistory(parts: HousekeepingParts, nowMs: number): number | null {
+  const { store } = parts;
+  const budget = parts.config()?.limits.max_queue_bytes ?? INBOX_DEFAULTS.maxQueueBytes;
+  const drops = store.history.maintain(nowMs, store.retentionMs, budget, () => store.keepFloor());
+  if (drops.gaveWay > 0) {
+    const before = store.readMeta("history_gave_way");
+    const count = (before === null ? 0 : (JSON.parse(before) as { count: number }).count) + drops.gaveWay;
+    store.writeMeta("history_gave_way", JSON.stringify({ count, last_at: nowMs }));
+  }
+  const next = store.history.nextDueAt(store.retentionMs);
+  return next === null ? null : Math.max(next, nowMs + 1000);
+}
+
 /** The alarm's jobs in the order they run: owed acks first (after an eviction, what the previous life owed). */
 export function housekeepingJobs(parts: HousekeepingParts): HousekeepingJob[] {
   const { store, hub } = parts;
@@ -182,6 +202,7 @@ export function housekeepingJobs(parts: HousekeepingParts): HousekeepingJob[] {
         return null;
       },
     },
+    { name: "history", run: async (nowMs) => keepHistory(parts, nowMs) },
     { name: "outbox", run: (nowMs) => deliverOutbox(parts, nowMs) },
     // The pull schedule lives in memory: after an eviction the next alarm simply pulls at once.
     { name: "hub-pull", run: async (nowMs) => (parts.config() ? hub.pullIfDue(nowMs) : null) },

@@ -36,6 +36,8 @@ export interface InboxLimits {
   hook_ttl_sec: number;
   /** How long the dead-letter shelf keeps a message (inboxes claimed before it existed lack it). */
   dead_ttl_sec?: number;
+  /** How long a delivered message is kept in history; 0 deletes it at acknowledgement (inboxes claimed before it existed lack it: the default). */
+  retention_sec?: number;
 }
 
 export interface InboxConfig {
@@ -152,6 +154,7 @@ export async function applyClaim(input: ClaimInput): Promise<InboxConfig> {
     max_queue_bytes: INBOX_DEFAULTS.maxQueueBytes,
     hook_ttl_sec: INBOX_DEFAULTS.hookTtlSec,
     dead_ttl_sec: INBOX_DEFAULTS.deadTtlSec,
+    retention_sec: INBOX_DEFAULTS.retentionSec,
     ...existing?.limits,
   };
   const limit = (name: keyof InboxLimits, ceiling: number) =>
@@ -162,6 +165,8 @@ export async function applyClaim(input: ClaimInput): Promise<InboxConfig> {
     max_queue_bytes: limit("max_queue_bytes", INBOX_CEILINGS.maxQueueBytes),
     hook_ttl_sec: limit("hook_ttl_sec", INBOX_CEILINGS.hookTtlSec),
     dead_ttl_sec: limit("dead_ttl_sec", INBOX_CEILINGS.deadTtlSec),
+    // 0 is allowed here only: it keeps nothing after delivery, as before history existed.
+    retention_sec: limitsIn.retention_sec === undefined ? prev.retention_sec : integerIn(limitsIn.retention_sec, "limits.retention_sec", 0, INBOX_CEILINGS.retentionSec),
   };
 
   const webhook_token_hash = input.webhookTokenHash ?? existing?.webhook_token_hash;
@@ -195,6 +200,10 @@ export function deadTtlSec(config: InboxConfig): number {
   return config.limits.dead_ttl_sec ?? INBOX_DEFAULTS.deadTtlSec;
 }
 
+export function retentionSec(config: InboxConfig | null): number {
+  return config?.limits.retention_sec ?? INBOX_DEFAULTS.retentionSec;
+}
+
 /** The config as the owner may see it: no secrets (token hash, receipt seed). */
 export function publicView(config: InboxConfig) {
   return {
@@ -205,7 +214,7 @@ export function publicView(config: InboxConfig) {
     hub: hubLinkOf(config),
     policy: config.policy,
     rate_per_minute: config.rate_per_minute,
-    limits: { ...config.limits, dead_ttl_sec: deadTtlSec(config) },
+    limits: { ...config.limits, dead_ttl_sec: deadTtlSec(config), retention_sec: retentionSec(config) },
     claimed_at: config.claimed_at,
     updated_at: config.updated_at,
   };

@@ -25,6 +25,7 @@ import { acceptHookBody } from "./hub/webhook-era/hub-webhook.ts";
 import { queryInteger } from "./delivery/query-params.ts";
 import { verifySignedRequest } from "./access/request-auth.ts";
 import { queueRoutes } from "./delivery/queue-routes.ts";
+import { historyRoutes } from "./history/history-routes.ts";
 import { sourceRoutes } from "./sources/source-routes.ts";
 import { liveRoutes } from "./live/live-routes.ts";
 import type { LiveHost } from "./live/live-routes.ts";
@@ -208,6 +209,7 @@ export function inboxRouter(inbox: InboxHost): Hono {
   });
 
   app.route("/", queueRoutes(inbox));
+  app.route("/", historyRoutes(inbox));
   app.route("/", hubRoutes(inbox, inbox.hub));
   app.route("/", sourceRoutes(inbox));
   app.route("/", liveRoutes(inbox));

@@ -115,8 +115,8 @@ describe("expiry and the dead shelf", () => {
     expect((await showMessage(inbox.agent, message.id)).message).toMatchObject({ state: "dead", reason: expect.stringMatching(/^ttl_expired/) });
   });
 
-  it("deletes a dead message once it has been on the shelf for limits.dead_ttl_sec", async () => {
-    const inbox = await claimInbox(undefined, { limits: { dead_ttl_sec: 1 } });
+  it("deletes a dead message once it has been on the shelf for limits.dead_ttl_sec (retention 0: nothing kept after)", async () => {
+    const inbox = await claimInbox(undefined, { limits: { dead_ttl_sec: 1, retention_sec: 0 } });
     const message = await sendHook(inbox, "{}");
     const client = await connect(inbox.agent.id);
     await client.auth(inbox.agent);

@@ -27,9 +27,11 @@ const queuePath = (inbox: ClaimedInbox, rest = "") => `/inbox/${inbox.agent.id}/
 const NO_LIVE = { in_flight: 0, answered: 0, last_at: null };
 
 /** A summary without its storage counts (what the object's statements read and wrote: asserted on their own). */
-function withoutStorage(summary: QueueSummary): Omit<QueueSummary, "storage"> {
-  const { storage, ...rest } = summary;
+/** The summary without its counters (storage's row counts, history's kept count: test/worker/history.test.ts covers those). */
+function withoutStorage(summary: QueueSummary): Omit<QueueSummary, "storage" | "history"> {
+  const { storage, history, ...rest } = summary;
   expect(storage).toBeDefined();
+  expect(history?.retention_sec).toBe(7 * 24 * 3600);
   return rest;
 }
 

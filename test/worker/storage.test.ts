@@ -16,13 +16,15 @@ async function rowsWritten(agentId: string): Promise<number> {
 }
 
 describe("storage", () => {
-  it("writes few rows per message: envelope 2 in, hook body 1 in, 1 out on ack (+1 when the queue drains)", async () => {
+  it("writes few rows per message: envelope 2 in, hook body 1 in, 2 on ack (moved into history, no id-floor write)", async () => {
     const inbox = await claimInbox(undefined, { rate_per_minute: 100 });
     const alice = newAgent();
     await registerAtHub(alice);
     const id = inbox.agent.id;
-    // Warm the key cache so the measured messages are the steady state.
+    // Warm the key cache and create the day's history table, so the measured messages are the steady state.
     await postEnvelope(await envelopeFrom(alice, id));
+    const first = await poll(inbox.agent);
+    await poll(inbox.agent, `after=${first.messages[0]!.id}&ack=true`);
     let before = await rowsWritten(id);
     await postEnvelope(await envelopeFrom(alice, id));
     const perEnvelope = (await rowsWritten(id)) - before;
@@ -31,15 +33,31 @@ describe("storage", () => {
     const perHook = (await rowsWritten(id)) - before;
     const { messages } = await poll(inbox.agent);
     before = await rowsWritten(id);
-    await poll(inbox.agent, `after=${messages[1]!.id}&ack=true`);
-    const perAck = ((await rowsWritten(id)) - before) / 2;
+    await poll(inbox.agent, `after=${messages[0]!.id}&ack=true`);
+    const perAck = (await rowsWritten(id)) - before;
     before = await rowsWritten(id);
-    await poll(inbox.agent, `after=${messages[2]!.id}&ack=true`);
+    await poll(inbox.agent, `after=${messages[1]!.id}&ack=true`);
     const lastAck = (await rowsWritten(id)) - before;
     expect(perEnvelope).toBe(2);
     expect(perHook).toBe(1);
-    expect(perAck).toBe(1);
+    expect(perAck).toBe(2);
+    // The newest id is kept in history: no id-floor row when the queue drains.
     expect(lastAck).toBe(2);
+  });
+
+  it("with retention 0 an ack deletes as before history: 1 row out (+1 when the queue drains)", async () => {
+    const inbox = await claimInbox(undefined, { rate_per_minute: 100, limits: { retention_sec: 0 } });
+    const id = inbox.agent.id;
+    await postHook(inbox, "a", "{}");
+    await postHook(inbox, "a", "{}");
+    const { messages } = await poll(inbox.agent);
+    let before = await rowsWritten(id);
+    await poll(inbox.agent, `after=${messages[0]!.id}&ack=true`);
+    const perAck = (await rowsWritten(id)) - before;
+    before = await rowsWritten(id);
+    await poll(inbox.agent, `after=${messages[1]!.id}&ack=true`);
+    const lastAck = (await rowsWritten(id)) - before;
+    expect([perAck, lastAck]).toEqual([1, 2]);
   });
 
   it("a message from a sender with an inbox here writes 2 rows in each inbox, whether its ack goes at once or is owed", async () => {
@@ -114,7 +132,7 @@ describe("storage", () => {
     const version = await runInDurableObject(env.INBOX.getByName(inbox.agent.id), (_i, state) =>
       state.storage.sql.exec(`SELECT value FROM meta WHERE key = 'schema_version'`).one().value,
     );
-    expect(version).toBe("9");
+    expect(version).toBe("10");
   });
 
   it("keeps messages and config across a restart of the object", async () => {

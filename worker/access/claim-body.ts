@@ -11,7 +11,7 @@ const FIELDS: Record<string, readonly string[] | null> = {
   hub_url: null,
   policy: ["mode", "allow", "block"],
   rate_per_minute: null,
-  limits: ["max_body_bytes", "max_queue_messages", "max_queue_bytes", "hook_ttl_sec", "dead_ttl_sec"],
+  limits: ["max_body_bytes", "max_queue_messages", "max_queue_bytes", "hook_ttl_sec", "dead_ttl_sec", "retention_sec"],
   rotate_webhook_token: null,
   hub: ["mode", "prefix", "pull_interval_sec"],
 };

@@ -1,12 +1,13 @@
 // What the inbox's owner can see and do with stored messages: list them by state (and the lanes that
-// wait), show one with its body, replay a dead one, drop one — one in the hands of a lanes agent too (it is
-// told to abandon it), never one an older agent holds. Every call is a signed
+// wait), show one with its body (a kept, delivered one too: history-store.ts), replay a dead or kept one,
+// drop one — a kept one, or one in the hands of a lanes agent too (it is told to abandon it), never one an
+// older agent holds. The history's own routes are worker/history/. Every call is a signed
 // request by a key of the inbox (docs/protocol.md, "Signed requests"); replay and drop also spend their
 // nonce, so a captured request cannot be played again. A sender's credentials are never shown: redacted. Mounted by inbox-routes.ts; covered by
 // test/worker/queue.test.ts.
 import { Hono } from "hono";
 import { LANES_LISTED, RelayError, redactHeaderRecord } from "../../protocol/index.ts";
-import type { AbandonFrame, LiveSummary, MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
+import type { AbandonFrame, HistorySummary, LiveSummary, MessageState, QueueItem, QueueSummary } from "../../protocol/index.ts";
 import { shownFrame } from "./delivery-frame.ts";
 import type { Abandoned } from "./socket-session.ts";
 import type { ForwardTargets } from "./delivery-frame.ts";
@@ -16,7 +17,8 @@ import { parseKeptRequest, shownRequest } from "../storage/kept-request.ts";
 import type { KeptCredentials } from "../sources/kept-credentials.ts";
 import { holds } from "../storage/in-flight.ts";
 import type { InFlight } from "../storage/in-flight.ts";
-import type { MessageMeta } from "../storage/stored-message.ts";
+import type { MessageMeta, StoredMessage } from "../storage/stored-message.ts";
+import { sourceNameOf } from "../sources/source-config.ts";
 import { queryInteger } from "./query-params.ts";
 import { requireOwner } from "../access/request-auth.ts";
 import type { JobFailure } from "../housekeeping.ts";
@@ -43,12 +45,15 @@ export interface QueueHost {
 
 const LIST_MAX = 200;
 
-function itemState(meta: Pick<MessageMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
-  if (meta.state === "dead") return "dead";
+/** A listed row: the queue's, or a kept one's (delivered, with its time; a search's excerpt). */
+export type ListedMeta = Omit<MessageMeta, "state"> & { state: MessageMeta["state"] | "delivered"; delivered_at?: number | null; excerpt?: string | null };
+
+function itemState(meta: Pick<ListedMeta, "seq" | "state">, inFlight: InFlight | null): MessageState {
+  if (meta.state === "dead" || meta.state === "delivered") return meta.state;
   return holds(inFlight, meta.seq) ? "sent" : "queued";
 }
 
-export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueItem {
+export function queueItem(meta: ListedMeta, inFlight: InFlight | null): QueueItem {
   return {
     id: meta.seq,
     state: itemState(meta, inFlight),
@@ -67,6 +72,21 @@ export function queueItem(meta: MessageMeta, inFlight: InFlight | null): QueueIt
     dead_at: meta.dead_at,
     replay_of: meta.replay_of,
     ...(meta.lane !== null ? { lane: meta.lane } : {}),
+    ...(meta.delivered_at !== undefined ? { delivered_at: meta.delivered_at } : {}),
+    ...(sourceNameOf(meta.sender) !== null ? { source: sourceNameOf(meta.sender) } : {}),
+    ...(typeof meta.excerpt === "string" ? { excerpt: meta.excerpt } : {}),
+  };
+}
+
+/** What is kept after delivery, for `status` (a count of the day not yet closed: the owner's call only). */
+function historySummary(store: InboxStore): HistorySummary {
+  const gaveWay = store.readMeta("history_gave_way");
+  const oldest = store.history.oldest();
+  return {
+    kept: store.history.keptCount(),
+    oldest_at: oldest?.received_at ?? null,
+    retention_sec: store.retentionMs / 1000,
+    ...(gaveWay !== null ? { gave_way: JSON.parse(gaveWay) as { count: number; last_at: number } } : {}),
   };
 }
 
@@ -76,7 +96,7 @@ export function queueSummary(host: QueueHost): QueueSummary {
   const lanes = host.store.lanes().summaries((seq) => holds(inFlight, seq), LANES_LISTED);
   const { store } = host;
   const storage = { rows_read: store.rowsRead, rows_written: store.rowsWritten, pump_rows_read: store.pumpCost.rowsRead, messages_sent: store.pumpCost.sent };
-  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage, live: host.liveSummary(), credentials: host.keptCredentials.keeping() };
+  return { queued: s.queued, sent: s.sent, dead: s.dead, oldest_waiting_at: s.oldestWaitingAt, lanes, storage, live: host.liveSummary(), credentials: host.keptCredentials.keeping(), history: historySummary(store) };
 }
 
 function messageId(text: string): number {
@@ -86,7 +106,7 @@ function messageId(text: string): number {
 }
 
 function notFound(id: number): RelayError {
-  return new RelayError(404, "message_not_found", `no message ${id} in this inbox: it was delivered, dropped or replayed under a new id (list them with GET …/queue)`);
+  return new RelayError(404, "message_not_found", `no message ${id} in this inbox: it was dropped, replayed under a new id, or delivered and not kept (or no longer: limits.retention_sec); list them with GET …/history`);
 }
 
 export function queueRoutes(host: QueueHost): Hono {
@@ -117,7 +137,8 @@ export function queueRoutes(host: QueueHost): Hono {
   app.get("/inbox/:agent_id/queue/:id", async (c) => {
     await requireOwner(host, c.req.raw, { spendNonce: false });
     const id = messageId(c.req.param("id"));
-    const message = host.store.find(id);
+    // A kept message has every column of a queue row (history-store.ts); the frame does not read its state.
+    const message = host.store.find(id) ?? (host.store.history.find(id) as unknown as StoredMessage | null);
     if (!message) throw notFound(id);
     const frame = shownFrame(message, host.forwardTargets);
     // `request` as stored (null for everything but a source event kept since schema 5), every credential
@@ -137,7 +158,15 @@ export function queueRoutes(host: QueueHost): Hono {
     const config = await requireOwner(host, c.req.raw, { spendNonce: true });
     const id = messageId(c.req.param("id"));
     const message = host.store.find(id);
-    if (!message) throw notFound(id);
+    if (!message) {
+      // A kept (delivered, or dead past its shelf) message is queued again as a copy; it stays kept.
+      const expiresAt = Date.now() + config.limits.hook_ttl_sec * 1000;
+      const next = host.store.replayKept(id, expiresAt);
+      if (next === null) throw notFound(id);
+      await host.ensureAlarm(expiresAt);
+      host.wakeConsumers();
+      return c.json({ replayed: id, id: next, state: "queued" });
+    }
     if (message.state !== "dead") {
       throw new RelayError(409, "not_dead", `message ${id} is ${itemState(message, host.inFlight())}, not dead: only dead messages are replayed (it will be delivered anyway)`);
     }
@@ -165,8 +194,9 @@ export function queueRoutes(host: QueueHost): Hono {
     if (was === "in_flight") {
       throw new RelayError(409, "in_flight", `message ${id} is sent: the connected agent is delivering it now. Wait until the gateway takes it (then it is gone) or refuses it (then it is dead, and can be dropped); or stop the agent, after which it is queued and can be dropped`);
     }
-    if (!was) throw notFound(id);
-    return c.json({ dropped: id, was });
+    const kept = was === null ? host.store.history.remove(id) : null;
+    if (!was && !kept) throw notFound(id);
+    return c.json({ dropped: id, was: was ?? kept });
   });
 
   return app;

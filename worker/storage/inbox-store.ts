@@ -6,72 +6,17 @@
 // test/worker/websocket-lanes.test.ts.
 import { inFlightSql, seqInFlightSql } from "./in-flight.ts";
 import type { InFlight } from "./in-flight.ts";
-import { InboxRecords } from "./inbox-records.ts";
+import { dayOf } from "./history-store.ts";
 import type { Row } from "./inbox-records.ts";
-import { LaneIndex } from "./lane-index.ts";
-import { messageLane } from "./message-lane.ts";
+import { QueueTable, STORED_BYTES, toArrayBuffer } from "./queue-table.ts";
 import type { DeadLetter, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
+import { messageLane } from "./message-lane.ts";
+import { scanHistory } from "./history-scan.ts";
+import type { HistoryQuery, HistoryScan } from "./history-scan.ts";
 
-function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
-  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-}
+export { storedBytes } from "./queue-table.ts";
 
-/** What a row occupies against the inbox's max_queue_bytes: its body and a source event's kept request. */
-const STORED_BYTES = `size + coalesce(length(CAST(request AS BLOB)), 0)`;
-
-/** The bytes a message to be stored counts against the inbox's capacity (STORED_BYTES before it is a row). */
-export function storedBytes(m: Pick<NewMessage, "body" | "request">): number {
-  return m.body.byteLength + (m.request ? new TextEncoder().encode(m.request).byteLength : 0);
-}
-
-export class InboxStore extends InboxRecords {
-  private maxSeq = 0;
-  private count = 0;
-  private bytes = 0;
-  /** Built when first needed (lanes()), then kept in step by every write here. */
-  private index: LaneIndex | null = null;
-
-  constructor(sql: SqlStorage) {
-    super(sql);
-    const stats = this.one(`SELECT count(*) AS n, coalesce(sum(${STORED_BYTES}), 0) AS b, coalesce(max(seq), 0) AS m FROM messages`);
-    this.count = Number(stats.n);
-    this.bytes = Number(stats.b);
-    const floor = this.sql.exec(`SELECT value FROM meta WHERE key = 'seq_floor'`).toArray()[0];
-    this.maxSeq = Math.max(Number(stats.m), Number(floor?.value ?? 0));
-  }
-
-  // --- queue --------------------------------------------------------------------------------
-
-  /** Everything stored (queued and dead: both count against the inbox's capacity). */
-  queueStats(): { count: number; bytes: number; lastSeq: number } {
-    return { count: this.count, bytes: this.bytes, lastSeq: this.maxSeq };
-  }
-
-  // --- lanes --------------------------------------------------------------------------------
-
-  /**
-   * Each lane's queued ids: one scan of the queue the first time (a row stored before schema 7 gets its
-   * lane computed and written back then), memory after that.
-   */
-  lanes(): LaneIndex {
-    if (this.index) return this.index;
-    const index = new LaneIndex();
-    for (const row of this.exec(`SELECT seq, lane, received_at FROM messages WHERE state = 'queued' ORDER BY seq`)) {
-      const seq = Number(row.seq);
-      index.add(seq, row.lane === null ? this.fillLane(seq) : String(row.lane), Number(row.received_at));
-    }
-    this.index = index;
-    return index;
-  }
-
-  /** The lane of a row stored without one (before schema 7), written back so it is computed once. */
-  private fillLane(seq: number): string {
-    const row = this.find(seq)!;
-    const lane = messageLane({ ...row, body: new Uint8Array(row.body) });
-    this.exec(`UPDATE messages SET lane = ? WHERE seq = ?`, lane, seq);
-    return lane;
-  }
-
+export class InboxStore extends QueueTable {
   /**
    * Messages an older agent set aside (dead, reason "set aside: …") go back to queued in place, keeping
    * their id and attempts, marked restored; their expiry stays the shelf's. Returns how many.
@@ -85,21 +30,6 @@ export class InboxStore extends InboxRecords {
     return rows.length;
   }
 
-  insertMessage(m: NewMessage): number {
-    const seq = this.maxSeq + 1;
-    const lane = messageLane(m);
-    this.exec(
-      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, lane)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      seq, m.kind, m.subpath, m.content_type, toArrayBuffer(m.body), m.body.byteLength, m.received_at, m.expires_at,
-      m.sender, m.msg_id, m.env_type, m.headers ?? null, m.request ?? null, lane,
-    );
-    this.maxSeq = seq;
-    this.count += 1;
-    this.bytes += storedBytes(m);
-    this.index?.add(seq, lane, m.received_at);
-    return seq;
-  }
 
   /**
    * Stores receipts handed over by sibling inboxes with their dedup records: two statements for the
@@ -138,9 +68,6 @@ export class InboxStore extends InboxRecords {
     return Number(this.one(`SELECT count(*) AS n FROM messages WHERE seq > ? AND seq <= ? AND state = 'queued'`, from, upTo).n);
   }
 
-  find(seq: number): StoredMessage | null {
-    return (this.exec(`SELECT * FROM messages WHERE seq = ?`, seq)[0] as unknown as StoredMessage | undefined) ?? null;
-  }
 
   /**
    * Messages after `after`, without bodies, in id order. `state` filters by what is stored; "sent" and
@@ -180,15 +107,16 @@ export class InboxStore extends InboxRecords {
    * id up to and including `upTo` (a consumer's cursor) but restored ones: an older agent's cursor passed
    * them while they were set aside, so only their own ack ends them. Dead ones stay.
    */
-  acknowledge(range: { id: number; inFlight: InFlight } | { upTo: number }): number {
-    let rows: Row[];
-    if ("id" in range) {
-      const [held, heldParams] = seqInFlightSql(range.inFlight, range.id);
-      rows = this.exec(`DELETE FROM messages WHERE seq = ? AND state = 'queued' AND ${held} RETURNING seq, ${STORED_BYTES} AS bytes`, range.id, ...heldParams);
-    } else {
-      rows = this.exec(`DELETE FROM messages WHERE seq <= ? AND state = 'queued' AND restored = 0 RETURNING seq, ${STORED_BYTES} AS bytes`, range.upTo);
-    }
-    this.forget(rows);
+  acknowledge(range: { id: number; inFlight: InFlight } | { upTo: number }, nowMs = Date.now()): number {
+    const [where, params]: [string, SqlStorageValue[]] =
+      "id" in range
+        ? ((([held, heldParams]) => [`seq = ? AND state = 'queued' AND ${held}`, [range.id, ...heldParams]])(seqInFlightSql(range.inFlight, range.id)) as [string, SqlStorageValue[]])
+        : [`seq <= ? AND state = 'queued' AND restored = 0`, [range.upTo]];
+    // Kept: copied to today's history table, then deleted here, with no await between (one transaction).
+    const kept = this.retentionMs > 0;
+    if (kept) this.history.copyFromQueue(dayOf(nowMs), where, params, nowMs);
+    const rows = this.exec(`DELETE FROM messages WHERE ${where} RETURNING seq, ${STORED_BYTES} AS bytes`, ...params);
+    this.forget(rows, kept);
     return rows.length;
   }
 
@@ -267,7 +195,7 @@ export class InboxStore extends InboxRecords {
    * shelf's TTL are deleted: the end of the line, documented, never silent before it.
    */
   expireMessages(nowMs: number, keepDeadUntil: number, inFlight: InFlight | null): Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[] {
-    this.forget(this.exec(`DELETE FROM messages WHERE state = 'dead' AND expires_at <= ? RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));
+    this.endShelf(nowMs);
     const [held, heldParams] = inFlightSql(inFlight);
     const rows = this.exec(
       `UPDATE messages SET state = 'dead', dead_at = ?, expires_at = ?,
@@ -280,18 +208,64 @@ export class InboxStore extends InboxRecords {
     return rows as unknown as Pick<StoredMessage, "seq" | "sender" | "msg_id" | "env_type">[];
   }
 
-  private forget(deleted: Row[]): void {
-    if (deleted.length === 0) return;
-    this.count -= deleted.length;
-    for (const row of deleted) {
-      this.bytes -= Number(row.bytes);
-      this.index?.remove(Number(row.seq));
+  /**
+   * Dead messages past the shelf's TTL leave the queue: into the history table of the day they died
+   * while that day is inside the retention window (so a dead message is kept max(dead TTL, retention)),
+   * deleted otherwise. The same rows are copied and deleted with no await between (one transaction).
+   */
+  private endShelf(nowMs: number): void {
+    const due = `state = 'dead' AND expires_at <= ?`;
+    if (this.retentionMs > 0) {
+      const days = new Set(this.exec(`SELECT dead_at FROM messages WHERE ${due}`, nowMs).map((row) => dayOf(Number(row.dead_at ?? nowMs))));
+      for (const day of days) {
+        const start = Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
+        if (start + 86_400_000 + this.retentionMs <= nowMs) continue;
+        this.history.copyFromQueue(day, `${due} AND coalesce(dead_at, ?) >= ? AND coalesce(dead_at, ?) < ?`, [nowMs, nowMs, start, nowMs, start + 86_400_000], null);
+      }
     }
-    // Ids must never be reused, or a consumer's resume cursor (and the agent's delivery journal) would
-    // skip new messages. SQLite picks max(rowid)+1, so deleting the newest row would hand its id out
-    // again after a restart: remember the floor whenever the newest row goes.
-    if (deleted.some((row) => Number(row.seq) === this.maxSeq)) {
-      this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_floor', ?)`, String(this.maxSeq));
-    }
+    this.forget(this.exec(`DELETE FROM messages WHERE ${due} RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));
+  }
+
+
+  // --- history (history-store.ts, history-scan.ts): the owner's routes only ----------------------
+
+  /** A page of everything stored, queue and history, in id order (bounded: history-scan.ts). */
+  historyPage(q: HistoryQuery): HistoryScan {
+    return scanHistory((query, ...params) => this.exec(query, ...params), this.history.tables(), q);
+  }
+
+  /** This storage's name in history cursors (schema 10): a new storage has a new one. */
+  epoch(): string {
+    return this.readMeta("epoch") ?? "0";
+  }
+
+  /** The lowest id stored anywhere, queue or history (one row read a table), or null. */
+  oldestSeq(): number | null {
+    const queued = this.exec(`SELECT min(seq) AS m FROM messages`)[0]!.m;
+    const kept = this.history.oldest()?.seq ?? null;
+    const ids = [queued === null ? null : Number(queued), kept].filter((n): n is number => n !== null);
+    return ids.length === 0 ? null : Math.min(...ids);
+  }
+
+  /**
+   * A kept message queued again under a new id (replay_of names it), as it came in: the kept one stays
+   * where it is. Null when it is not kept.
+   */
+  replayKept(seq: number, expiresAt: number): number | null {
+    const table = this.history.tableHolding(seq);
+    if (table === null) return null;
+    const next = this.maxSeq + 1;
+    const row = this.exec(
+      `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, replay_of, lane)
+       SELECT ?, kind, subpath, content_type, body, size, received_at, ?, sender, msg_id, env_type, headers, request, seq, lane FROM ${table} WHERE seq = ?
+       RETURNING lane, received_at, ${STORED_BYTES} AS bytes`,
+      next, expiresAt, seq,
+    )[0];
+    if (!row) return null;
+    this.maxSeq = next;
+    this.count += 1;
+    this.bytes += Number(row.bytes);
+    this.index?.add(next, row.lane === null ? this.fillLane(next) : String(row.lane), Number(row.received_at));
+    return next;
   }
 }

@@ -125,6 +125,16 @@ export const MIGRATIONS: readonly string[][] = [
        error_message TEXT
      ) WITHOUT ROWID`,
   ],
+  // 10: history (history-store.ts). A delivered message moves, in the statement pair that acknowledges
+  // it, from `messages` into the table of the day it was acknowledged, h_<yyyymmdd> (UTC), created on
+  // first use with the columns of `messages` (HISTORY_TABLE_COLUMNS: a migration that adds a column to
+  // `messages` adds it to every h_ table listed here too); a whole day is let go of by DROP TABLE, not a
+  // delete per message. history_days lists those tables; `n`, `bytes` and `max_seq` are counted once
+  // the day is over. `epoch` names this inbox's storage in history cursors: a new storage, a new epoch.
+  [
+    `CREATE TABLE IF NOT EXISTS history_days (day TEXT PRIMARY KEY, n INTEGER, bytes INTEGER, max_seq INTEGER) WITHOUT ROWID`,
+    `INSERT OR IGNORE INTO meta (key, value) VALUES ('epoch', lower(hex(randomblob(8))))`,
+  ],
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
