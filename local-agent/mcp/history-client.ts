@@ -3,42 +3,21 @@
 // (POST /inbox/{id}/history/replay), each a request signed with the agent's key. Reads only: nothing
 // here acknowledges a message or opens the inbox's socket (a second socket would replace the running
 // agent's). Used by mcp-tools-inbox.ts and mcp-tools-actions.ts; covered by test/node/mcp-server.e2e.test.ts.
-import type { QueueItem } from "../../protocol/index.ts";
+import { HISTORY_WAIT_MAX_SEC } from "../../protocol/index.ts";
+import type { HistoryPage, HistoryReplayResult, HistoryState } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import type { InboxAccess } from "../relay/messages.ts";
 import { relayErrorText, signedRelayCall } from "../relay/relay-api.ts";
 import type { RelayAnswer } from "../relay/relay-api.ts";
 
+export type { HistoryPage, HistoryReplayResult, HistoryState } from "../../protocol/index.ts";
+
 /** The relay holds a history request at most this long (its documented maximum of `wait`). */
-export const MAX_WAIT_SEC = 60;
+export const MAX_WAIT_SEC = HISTORY_WAIT_MAX_SEC;
 /** A held request's answer may take this long past its `wait` (the relay's own work, the network). */
 const WAIT_MARGIN_MS = 15_000;
 
-/** A kept message as the history routes list it: the queue's item and the fields history adds. */
-export type HistoryItem = QueueItem & {
-  delivered_at?: number | null;
-  /** The webhook source's name, for a source event. */
-  source?: string | null;
-  /** Search results only: up to 160 characters of the body, headers or path around the first match, as the sender wrote them. */
-  excerpt?: string;
-  live?: true;
-};
-
-export interface HistoryGap {
-  /** retention: the cursor is older than the oldest kept message; epoch: the inbox was reset or re-created since. */
-  reason: "retention" | "epoch";
-  oldest_kept: string | null;
-}
-
-export interface HistoryPage {
-  messages: HistoryItem[];
-  next_cursor: string | null;
-  epoch: string;
-  gap: HistoryGap | null;
-  scanned: number;
-}
-
-export type HistoryState = "queued" | "sent" | "dead" | "delivered" | "all";
+export type HistoryGap = NonNullable<HistoryPage["gap"]>;
 
 export interface HistoryQuery {
   cursor?: string;
@@ -60,14 +39,8 @@ export interface ReplayRequest {
   source?: string;
   state?: "delivered" | "dead" | "all";
   dry_run?: boolean;
-}
-
-export interface ReplayAnswer {
-  matched: number;
-  replayed: number;
-  skipped_live: number;
-  ids: { from: number; to: number }[];
-  has_more: boolean;
+  /** next_after of the call before, when it answered has_more. */
+  after?: number;
 }
 
 /** A relay from before history answers its routes 404 not_found (worker/http-errors.ts answerNotFound). */
@@ -107,7 +80,7 @@ export async function historyPage(access: InboxAccess, query: HistoryQuery): Pro
   return checked(answer, "cannot read the inbox's history").body as unknown as HistoryPage;
 }
 
-export async function replayHistory(access: InboxAccess, request: ReplayRequest): Promise<ReplayAnswer> {
+export async function replayHistory(access: InboxAccess, request: ReplayRequest): Promise<HistoryReplayResult> {
   const answer = await signedRelayCall(access.relayUrl, access.identity, "POST", `/inbox/${access.agentId}/history/replay`, request);
-  return checked(answer, "cannot replay the inbox's history").body as unknown as ReplayAnswer;
+  return checked(answer, "cannot replay the inbox's history").body as unknown as HistoryReplayResult;
 }

@@ -89,13 +89,14 @@ export function registerActionTools(server: McpServer, context: McpContext, read
     "inbox_replay",
     {
       title: "Replay past messages",
-      description: "Delivers kept messages again, each once, in the order they arrived: each becomes a new queued message (a new id) that the running agent hands to the gateway again. Use it after fixing what made messages fail (state dead), or to run delivered ones again. Live requests are never replayed. Try dry_run first to count what would be replayed. At most 1,000 per call: has_more then says to call again.",
+      description: "Delivers kept messages again, each once, in the order they arrived: each becomes a new queued message (a new id) that the running agent hands to the gateway again. Use it after fixing what made messages fail (state dead), or to run delivered ones again. Live requests are never replayed. Try dry_run first to count what would be replayed. At most 1,000 per call: has_more then says to call again with the same arguments and after = next_after.",
       inputSchema: {
         since: z.string().min(1).max(64).describe("replay messages received at or after: an ISO 8601 time such as 2026-12-07T05:00:00Z, or a duration back from now such as 90m, 2h, 7d"),
         until: z.string().min(1).max(64).optional().describe("and before this time (same forms)"),
         source: z.string().min(1).max(64).optional().describe("only this webhook source's events"),
         state: z.enum(["delivered", "dead", "all"]).optional().describe("which messages (default delivered)"),
         dry_run: z.boolean().optional().describe("only count, replay nothing"),
+        after: z.number().int().min(0).optional().describe("next_after from the call before, when it answered has_more"),
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
@@ -108,6 +109,7 @@ export function registerActionTools(server: McpServer, context: McpContext, read
           ...(args.source !== undefined ? { source: args.source } : {}),
           state: args.state ?? "delivered",
           dry_run: args.dry_run === true,
+          ...(args.after !== undefined ? { after: args.after } : {}),
         };
         return { ...(await replayHistory(await context.access(), request)), dry_run: request.dry_run, note: "live requests are never replayed (skipped_live counts them)" };
       }),

@@ -20,9 +20,12 @@ const cursor = z.string().min(1).max(512).optional().describe("next_cursor from 
 const limit = (fallback: number) => z.number().int().min(1).max(200).optional().describe(`how many messages at most (1–200, default ${fallback})`);
 const states = ["queued", "sent", "dead", "delivered", "all"] as const;
 
-/** A page for the model; without a next cursor from the relay, the one it was asked from still holds (nothing newer is kept yet). */
+/**
+ * A page for the model, with where to go on from: the relay's next_cursor, else its `cursor` (always set by
+ * a relay that has it: after what it scanned, or "now" for a wait that saw nothing), else the one asked with.
+ */
 function pageAnswer(page: HistoryPage, askedCursor: string | undefined): Record<string, unknown> {
-  return presentedPage(page.messages, page.next_cursor ?? askedCursor ?? null, page.gap);
+  return presentedPage(page.messages, page.next_cursor ?? page.cursor ?? askedCursor ?? null, page.gap);
 }
 
 export function registerInboxTools(server: McpServer, context: McpContext): void {

@@ -3,9 +3,9 @@
 // redacted, a long body cut and said to be.
 import { describe, expect, it } from "vitest";
 import { MAX_BODY_CHARS, UNTRUSTED_NOTE, presentedMessage, presentedPage } from "../../local-agent/mcp/mcp-present.ts";
-import type { HistoryItem } from "../../local-agent/mcp/history-client.ts";
+import type { QueueItem } from "../../protocol/index.ts";
 
-const item: HistoryItem = {
+const item: QueueItem = {
   id: 7,
   state: "dead",
   kind: "hook",
