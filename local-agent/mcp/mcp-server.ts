@@ -4,8 +4,8 @@
 // never acknowledges a message nor opens the inbox's WebSocket: the running agent's socket stays the
 // only one (a second would replace it). cli.ts loads this module with a dynamic import, only for this
 // command, so the SDK never loads in the idle agent. The streams come from cli.ts (the only module that
-// touches process); stdout carries the protocol alone. Covered by test/node/mcp-server.e2e.test.ts and
-// test/openclaw/mcp.interop.test.ts.
+// touches process); stdout carries the protocol alone. Covered by test/node/mcp-server.e2e.test.ts,
+// mcp-loading.test.ts (the SDK loads here only) and test/openclaw/mcp.interop.test.ts.
 import type { Readable, Writable } from "node:stream";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
