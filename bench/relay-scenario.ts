@@ -1,6 +1,7 @@
 // `npm run bench`: 1. Ed25519 verify inside workerd, WebCrypto vs pure JS; 2. envelope intake vs baseline objects behind
 // the same edge; 3. delivery latency vs the intake POST alone; 4. the Worker's size as `wrangler deploy` uploads it;
-// 5. the CPU a message costs, by size, vs a bare insert of the same bytes (relay-cpu.ts).
+// 5. the CPU a message costs, by size, vs a bare insert of the same bytes (relay-cpu.ts); 6. rows written and read
+// per message by kind, with history and without, beside the figures before history (relay-history-rows.ts).
 import { gzipSync } from "node:zlib";
 import { startMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
@@ -9,6 +10,7 @@ import type { LoadResult, Measured } from "./http-client.ts";
 import { cpuPerOp, warmedLoop } from "./http-client.ts";
 import { runBaseline, runDelivery, runIntake, WARMUP } from "./relay-rows.ts";
 import { printCpuRows, runCpuRows } from "./relay-cpu.ts";
+import { printHistoryRows, runHistoryRows } from "./relay-history-rows.ts";
 import { LOOPBACK_HUB_URL, claimInbox, newAgent } from "./relay-agents.ts";
 import { fmt, latencyRow, loadRow, median, p50, p99, printGoalSummary, rate, table } from "./report.ts";
 import { OPERATIONS_PER_REQUEST, REPETITIONS, printOperations, timeOperations } from "./verify-timing.ts";
@@ -52,6 +54,8 @@ export async function relayScenario(run: BenchRun): Promise<void> {
   }
   for (const c of CONCURRENCY) delivery.set(c, await runDelivery(relay, senders, ENVELOPES[c], c));
   const cpu = await runCpuRows(relay, senders, run.log);
+  run.log("part 6: rows per message by kind…");
+  const historyRows = await runHistoryRows(relay);
   await run.stopMiniflare();
   console.log(`\n1. Ed25519 verification inside workerd (bench/verify-worker.ts): N operations per request, less ?n=0 requests, ÷ N; ${REPETITIONS} reps.`);
   printOperations(verify, ED25519);
@@ -82,6 +86,7 @@ export async function relayScenario(run: BenchRun): Promise<void> {
   const [kib, gzipKiB] = [Buffer.byteLength(relayBundle.contents) / 1024, gzipSync(relayBundle.contents).byteLength / 1024];
   console.log(`\n4. The Worker as deployed (wrangler.toml, minify = true; wrangler deploy --dry-run): ${fmt(kib)} KiB, ${fmt(gzipKiB)} KiB gzipped`);
   const cpuGoals = printCpuRows(cpu, verify);
+  printHistoryRows(historyRows);
   const intakeRow = (c: number, versus: "bare" | "verifySign") => {
     const row = intake.get(c)!;
     const [ratio, goal] = [pairedRatio(row.relay, row[versus]), versus === "verifySign" && c === 32 ? INTAKE_GOAL : null];
