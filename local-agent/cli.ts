@@ -199,6 +199,14 @@ async function doctor(): Promise<void> {
   if (checks.some((c) => c.level === "FAIL")) process.exitCode = 1;
 }
 
+/** stdout carries the MCP protocol alone: nothing is printed; a failure to start still goes to stderr. */
+async function mcp(): Promise<void> {
+  const { serveMcp } = await import("./mcp/mcp-server.ts");
+  await serveMcp({ settingsPath: path, home: settingsHome(env), env, readOnly: flag("read-only"), stdin: process.stdin, stdout: process.stdout });
+  // A tool call still waiting on the relay (inbox_wait holds up to a minute) has no one left to answer.
+  process.exit(0);
+}
+
 const RUN: Record<string, () => Promise<void>> = {
   init,
   start,
@@ -218,6 +226,7 @@ const RUN: Record<string, () => Promise<void>> = {
   "a2a enable": () => a2a("enable"),
   "a2a status": () => a2a("status"),
   "a2a disable": () => a2a("disable"),
+  mcp,
 };
 
 async function main(): Promise<void> {

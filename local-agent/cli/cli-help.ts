@@ -4,6 +4,7 @@
 // messages in cli-help-messages.ts.
 import { A2A_COMMANDS, A2A_GROUP } from "./cli-help-a2a.ts";
 import { MESSAGES_COMMAND } from "./cli-help-messages.ts";
+import { MCP_COMMANDS } from "./cli-help-mcp.ts";
 import { SOURCE_COMMANDS } from "./cli-help-sources.ts";
 import { json } from "./cli-spec.ts";
 import type { CommandSpec, FlagSpec, GroupSpec, HelpTopic } from "./cli-spec.ts";
@@ -155,6 +156,7 @@ export const COMMANDS: CommandSpec[] = [
   },
   ...SOURCE_COMMANDS,
   ...A2A_COMMANDS,
+  ...MCP_COMMANDS,
 ];
 
 export const GROUPS: GroupSpec[] = [

@@ -12,9 +12,9 @@ export interface RelayAnswer {
 const TIMEOUT_MS = 15_000;
 
 /** The cause under fetch's "fetch failed", in words; with the question that points at the fix. */
-function networkFailure(err: unknown): string {
+function networkFailure(err: unknown, timeoutMs: number): string {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string; errors?: { code?: string }[] } };
-  if (e.name === "TimeoutError" || e.name === "AbortError") return `no answer within ${TIMEOUT_MS / 1000} s — is it running?`;
+  if (e.name === "TimeoutError" || e.name === "AbortError") return `no answer within ${timeoutMs / 1000} s — is it running?`;
   const code = e.cause?.code ?? e.cause?.errors?.[0]?.code;
   if (code === "ECONNREFUSED") return "connection refused — is it running?";
   if (code === "ENOTFOUND" || code === "EAI_AGAIN") return "the host name does not resolve (DNS) — is it spelled right?";
@@ -49,16 +49,16 @@ function notARelay(origin: string, status: number, why: string): AgentError {
   return new AgentError("not_a_relay", `${origin} answered ${status} but ${what} (${why}); check the URL`);
 }
 
-async function call(relayUrl: string, path: string, init: RequestInit): Promise<RelayAnswer> {
+async function call(relayUrl: string, path: string, init: RequestInit, timeoutMs = TIMEOUT_MS): Promise<RelayAnswer> {
   const origin = relayOrigin(relayUrl);
   let status: number;
   let text: string;
   try {
-    const res = await fetch(relayUrl.replace(/\/+$/, "") + path, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const res = await fetch(relayUrl.replace(/\/+$/, "") + path, { ...init, signal: AbortSignal.timeout(timeoutMs) });
     status = res.status;
     text = await res.text();
   } catch (err) {
-    throw new AgentError("relay_unreachable", `cannot reach the relay at ${origin}: ${networkFailure(err)}`);
+    throw new AgentError("relay_unreachable", `cannot reach the relay at ${origin}: ${networkFailure(err, timeoutMs)}`);
   }
   let parsed: unknown;
   try {
@@ -93,6 +93,8 @@ export async function signedRelayCall(
   pathWithQuery: string,
   body?: unknown,
   extraHeaders: Record<string, string> = {},
+  /** Longer only for a call the relay holds open on purpose (a history long-poll, `wait` up to 60 s). */
+  timeoutMs = TIMEOUT_MS,
 ): Promise<RelayAnswer> {
   const bytes = body === undefined ? new Uint8Array(0) : utf8(JSON.stringify(body));
   const headers = await signedRequestHeaders(identity.publicKey, method, pathWithQuery, bytes, identity.sign);
@@ -100,7 +102,7 @@ export async function signedRelayCall(
     method,
     headers: { ...extraHeaders, ...headers, "content-type": "application/json" },
     ...(body === undefined ? {} : { body: bytes }),
-  });
+  }, timeoutMs);
 }
 
 export function postEnvelope(relayUrl: string, envelope: Envelope): Promise<RelayAnswer> {
