@@ -10,7 +10,7 @@ import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { OutboxSender } from "../relay/outbox.ts";
 import { relayErrorText } from "../relay/relay-api.ts";
-import { replayHistory } from "./history-client.ts";
+import { replayHistoryOnce } from "../relay/history.ts";
 import { READ_ONLY, toolAnswer } from "./mcp-context.ts";
 import type { McpContext } from "./mcp-context.ts";
 import { UNTRUSTED_NOTE } from "./mcp-present.ts";
@@ -103,15 +103,16 @@ export function registerActionTools(server: McpServer, context: McpContext, read
     (args) =>
       toolAnswer(async () => {
         const now = context.nowMs();
+        // One call of the relay's bulk replay per tool call: the model goes on with `after` when has_more.
         const request = {
-          since: timeBoundMs("since", args.since, now),
-          ...(args.until !== undefined ? { until: timeBoundMs("until", args.until, now) } : {}),
+          sinceMs: timeBoundMs("since", args.since, now),
+          ...(args.until !== undefined ? { untilMs: timeBoundMs("until", args.until, now) } : {}),
           ...(args.source !== undefined ? { source: args.source } : {}),
           state: args.state ?? "delivered",
-          dry_run: args.dry_run === true,
+          dryRun: args.dry_run === true,
           ...(args.after !== undefined ? { after: args.after } : {}),
         };
-        return { ...(await replayHistory(await context.access(), request)), dry_run: request.dry_run, note: "live requests are never replayed (skipped_live counts them)" };
+        return { ...(await replayHistoryOnce(await context.access(), request)), dry_run: request.dryRun, note: "live requests are never replayed (skipped_live counts them)" };
       }),
   );
 

@@ -6,8 +6,9 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { showMessage } from "../relay/messages.ts";
-import { MAX_WAIT_SEC, historyPage } from "./history-client.ts";
-import type { HistoryPage, HistoryQuery } from "./history-client.ts";
+import { HISTORY_WAIT_MAX_SEC as MAX_WAIT_SEC } from "../../protocol/index.ts";
+import { historyPage } from "../relay/history.ts";
+import type { HistoryPage, HistoryQuery } from "../relay/history.ts";
 import { READ_ONLY, toolAnswer } from "./mcp-context.ts";
 import type { McpContext } from "./mcp-context.ts";
 import { presentedMessage, presentedPage } from "./mcp-present.ts";

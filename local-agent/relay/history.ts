@@ -3,8 +3,8 @@
 // `POST /inbox/{id}/history/replay` (replay at once, in order, each once; live requests never). Signed with
 // the agent's key like every owner call (relay-api.ts). A relay from before history answers 404
 // not_found: that becomes one line saying the relay is older. Used by `clawrelay messages` (cli/cli-messages.ts,
-// cli/history-text.ts) and the inspector (inspector/inspector-routes.ts); covered by
-// test/node/history-cli.e2e.test.ts, history-text.test.ts and inspector-history.browser.test.ts.
+// cli/history-text.ts), the inspector (inspector/inspector-routes.ts) and `clawrelay mcp` (mcp/); covered by
+// test/node/history-cli.e2e.test.ts, history-text.test.ts, inspector-history.browser.test.ts and mcp-server.e2e.test.ts.
 import { HISTORY_LIMIT_MAX, HISTORY_STATES } from "../../protocol/index.ts";
 import type { HistoryPage, HistoryReplayResult, HistoryState, QueueItem } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
@@ -63,8 +63,8 @@ export function historyQueryString(query: HistoryQuery): string {
 }
 
 /** A relay without history answers the route 404 with the code not_found (its router's "no route"): said in one line, not as a bare 404. */
-async function historyCall(access: InboxAccess, method: string, path: string, what: string, body?: unknown): Promise<Record<string, unknown>> {
-  const answer = await signedRelayCall(access.relayUrl, access.identity, method, `/inbox/${access.agentId}${path}`, body);
+async function historyCall(access: InboxAccess, method: string, path: string, what: string, body?: unknown, timeoutMs?: number): Promise<Record<string, unknown>> {
+  const answer = await signedRelayCall(access.relayUrl, access.identity, method, `/inbox/${access.agentId}${path}`, body, {}, timeoutMs);
   const code = (answer.body.error as { code?: unknown } | undefined)?.code;
   if (answer.status === 404 && code === "not_found") {
     throw new AgentError(
@@ -77,9 +77,13 @@ async function historyCall(access: InboxAccess, method: string, path: string, wh
   return answer.body;
 }
 
-/** One page of history, as the relay answers it. */
+/** A held request's answer may take this long past its `wait` (the relay's own work, the network). */
+const WAIT_MARGIN_MS = 15_000;
+
+/** One page of history, as the relay answers it; with `waitSec` the call waits that long plus a margin. */
 export async function historyPage(access: InboxAccess, query: HistoryQuery): Promise<HistoryPage> {
-  return (await historyCall(access, "GET", `/history${historyQueryString(query)}`, "cannot read the inbox's history")) as unknown as HistoryPage;
+  const timeoutMs = (query.waitSec ?? 0) * 1000 + WAIT_MARGIN_MS;
+  return (await historyCall(access, "GET", `/history${historyQueryString(query)}`, "cannot read the inbox's history", undefined, timeoutMs)) as unknown as HistoryPage;
 }
 
 export interface HistoryListing {
