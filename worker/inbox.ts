@@ -60,7 +60,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
   /** Senders' credentials kept for forward targets (sources/kept-credentials.ts); once one is opened the sockets pump again (a poll opens its own). */
   readonly keptCredentials = new KeptCredentials({ agentId: () => this.requireConfig().agent_id, secret: () => this.env.RECEIPT_KEY_SECRET, opened: () => this.sockets().forEach((ws) => pump(ws, this)) });
   /** The last live requests (live/live-log.ts) and those waiting for their answer (live/live-requests.ts). */
-  readonly liveLog = new LiveLog(this.ctx.storage.sql, (entry) => this.store.keepLive(entry));
+  readonly liveLog = new LiveLog((query, ...params) => this.store.countedExec(query, ...params), (entry) => this.store.keepLive(entry));
   readonly live = new LiveRequests(() => this.sockets(), this.liveLog);
   /** What the agent sent, and the receipts filed against it (outbox/). */
   readonly outbox = new OutboxBook(this.ctx.storage.sql);

@@ -5,10 +5,12 @@
 // table quotes what this prints.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DAY_MS } from "../../worker/storage/history-store.ts";
 import { claimInbox, envelopeFrom, newAgent, poll, postEnvelope, postHook, registerAtHub } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
+import { answer, liveAgent, liveSource, nextRequest, sendTo } from "../support/workerd/live.ts";
+import { closeAllSockets } from "../support/workerd/socket-client.ts";
 import { addSource, pathOf, postToSource, stripeHeaders } from "../support/workerd/sources.ts";
 
 const N = 10;
@@ -71,7 +73,29 @@ async function envelopeLife(retentionSec: number): Promise<Life> {
   return lifeOf(inbox, async () => void expect((await postEnvelope(await envelopeFrom(alice, inbox.agent.id))).status).toBe(202));
 }
 
+/** Rows written per live request answered at once (nothing of it queued), warm. */
+async function liveAnsweredWritten(retentionSec: number): Promise<number> {
+  const inbox = await claimInbox(undefined, { rate_per_minute: 1000, limits: { retention_sec: retentionSec } });
+  const [path, agent] = [await liveSource(inbox), await liveAgent(inbox)];
+  const exchange = async () => {
+    const pending = sendTo(path, { method: "POST", body: "{}" });
+    answer(agent, (await nextRequest(agent)).rid, 200, [], "ok");
+    expect((await pending).status).toBe(200);
+  };
+  await exchange();
+  const start = await counters(inbox);
+  for (let i = 0; i < N; i++) await exchange();
+  return ((await counters(inbox)).written - start.written) / N;
+}
+
+afterEach(closeAllSockets);
+
 describe("rows per message, whole life", () => {
+  it("a live request answered: its live-log row and its history entry are in the store's counters (2 written; 1 with retention 0)", async () => {
+    expect(await liveAnsweredWritten(604800)).toBe(2);
+    expect(await liveAnsweredWritten(0)).toBe(1);
+  });
+
   it("hook body 3 written over its life, source event and envelope 4: expiry is a day's DROP, not a delete per message or record", async () => {
     const rows = {
       "hook body": { kept: await hookLife(604800), before: await hookLife(0) },
