@@ -63,9 +63,12 @@ export class HistoryStore {
   private readonly days = new Map<string, DayTotals | null>();
   /** How long one table covers: a UTC day, or a test's HISTORY_PERIOD_MS (history-period.ts). */
   readonly period: HistoryPeriod;
+  /** Told when a period's table is made, with when that period ends: the alarm must run then (to count it, then let it go). */
+  private readonly opened: (endMs: number) => void;
 
-  constructor(exec: Exec, period: HistoryPeriod = historyPeriod()) {
+  constructor(exec: Exec, opened: (endMs: number) => void = () => {}, period: HistoryPeriod = historyPeriod()) {
     this.exec = exec;
+    this.opened = opened;
     this.period = period;
     for (const row of exec(`SELECT day, n, bytes, max_seq FROM history_days`)) {
       this.days.set(String(row.day), row.n === null ? null : { n: Number(row.n), bytes: Number(row.bytes), maxSeq: Number(row.max_seq) });
@@ -87,6 +90,7 @@ export class HistoryStore {
       this.exec(dayTableDdl(table));
       this.exec(`INSERT OR IGNORE INTO history_days (day) VALUES (?)`, day);
       this.days.set(day, null);
+      this.opened(this.endMs(day));
     }
     return table;
   }
