@@ -77,7 +77,7 @@ export class Inbox extends DurableObject<Env> implements InboxRpc {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const store = (this.store = new InboxStore(ctx.storage.sql));
+    const store = (this.store = new InboxStore(ctx.storage.sql, (endMs) => void this.ensureAlarm(endMs).catch((err) => console.error("Inbox: setting the alarm for a history period failed:", err))));
     this.config = store.loadConfig();
     const ensureAlarm = (atMs: number) => this.ensureAlarm(atMs);
     this.siblings = new SiblingSender({

@@ -1,13 +1,16 @@
 // `clawrelay mcp` driven by the MCP SDK's own Client over stdio, the real CLI as a child process,
 // against the real bundled relay: the tools it lists (and --read-only's), polling from a cursor without
 // acknowledging anything, a wait that returns a message posted after the call began, search with its
-// excerpt, one message with its body, a message sent to another inbox, and the gap a cursor from the
-// inbox's earlier storage gets.
+// excerpt, one message with its body, a message sent to another inbox, the gap a cursor from the
+// inbox's earlier storage gets, and — on a relay whose history periods are a second long (the test-only
+// Worker var HISTORY_PERIOD_MS) — the gap after a delivered message's retention ended.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
 import { runInit } from "../../local-agent/cli/init.ts";
 import { loadSettings } from "../../local-agent/settings.ts";
+import { identityFromPrivateKey } from "../../local-agent/identity.ts";
+import { signedRelayCall } from "../../local-agent/relay/relay-api.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import { NO_HUB, makeAgentHome, postHook, queueItems, relayFixture, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome } from "../support/node/stack.ts";
@@ -21,21 +24,21 @@ const AGENT = "agentgram_inbox/agent";
 const READING_TOOLS = ["directory_search", "inbox_poll", "inbox_search", "inbox_wait", "message_get"];
 const WRITING_TOOLS = ["agent_delegate", "inbox_replay", "message_send"];
 
-async function mcpClient(home: AgentHome, args: string[] = []): Promise<{ client: Client; stderr: () => string }> {
+async function mcpClient(home: AgentHome, args: string[] = [], relay = fixture): Promise<{ client: Client; stderr: () => string }> {
   const env = Object.fromEntries(Object.entries(childEnv(home.env)).filter((e): e is [string, string] => e[1] !== undefined));
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", ...args], env, stderr: "pipe" });
   let stderr = "";
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   const client = new Client({ name: "clawrelay-test", version: "1.0.0" });
   await client.connect(transport);
-  fixture.cleanups.push(() => client.close());
+  relay.cleanups.push(() => client.close());
   return { client, stderr: () => stderr };
 }
 
 interface Page {
   messages: { id: number; state: string; untrusted: Record<string, unknown> }[];
   next_cursor: string | null;
-  gap: { reason: string } | null;
+  gap: { reason: string; oldest_kept: string | null } | null;
   timed_out?: boolean;
 }
 
@@ -45,8 +48,8 @@ async function call<T = Page>(client: Client, name: string, args: Record<string,
   return result.structuredContent as T;
 }
 
-async function hook(home: AgentHome, body: unknown): Promise<number> {
-  const answer = await postHook(relayUrl(), home, AGENT, JSON.stringify(body));
+async function hook(home: AgentHome, body: unknown, url = relayUrl()): Promise<number> {
+  const answer = await postHook(url, home, AGENT, JSON.stringify(body));
   expect(answer.status).toBe(202);
   return answer.body.id as number;
 }
@@ -119,8 +122,6 @@ describe("clawrelay mcp", () => {
   });
 
   it("a cursor from the inbox's storage before it was made anew gets an epoch gap, and the page starts at the oldest kept", async () => {
-    // Expiry is by whole days at the relay (worker/storage/history-store.ts): a retention gap is proved in
-    // workerd at an injected time (test/worker/history.test.ts); here the other gap, through the real CLI.
     const { home } = await fixture.setUp();
     const { client } = await mcpClient(home);
     await hook(home, { n: 1 });
@@ -170,5 +171,37 @@ describe("clawrelay mcp", () => {
     const sent = await call<{ msg_id: string; signed_ack: boolean }>(client, "message_send", { to: other.settings.agent_id, text: "hello over MCP" });
     const theirs = await queueItems(relayUrl(), other, "queued");
     expect(theirs.map((m) => [m.sender, m.msg_id])).toEqual([[home.settings.agent_id, sent.msg_id]]);
+  });
+});
+
+describe("clawrelay mcp on a relay that keeps history in one-second periods (HISTORY_PERIOD_MS), for a second (limits.retention_sec)", () => {
+  const short = relayFixture({ vars: { HISTORY_PERIOD_MS: "1000" } });
+
+  it("a cursor from before a delivered message gets a retention gap once the alarm let its period go, and the page starts at the oldest kept", async () => {
+    const { home } = await short.setUp();
+    const url = short.relay().url;
+    // The shortest retention that keeps anything (0 keeps nothing): the owner claims it again with that limit.
+    const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const claimed = await signedRelayCall(url, identity, "PUT", `/inbox/${home.settings.agent_id}`, { limits: { retention_sec: 1 } });
+    expect(claimed.status).toBe(200);
+    const { client } = await mcpClient(home, [], short);
+    const start = await call(client, "inbox_poll");
+    expect(start).toMatchObject({ messages: [], gap: null });
+    const epoch = start.next_cursor!.split(".")[0];
+
+    const agent = await short.run(home);
+    const delivered = await hook(home, { n: 1 }, url);
+    await waitUntil("the hook delivered", () => agent.status().delivery.delivered === 1);
+    await agent.close();
+    // With no agent running this one waits in the queue: it is the oldest message kept once the delivered one is let go of.
+    const waiting = await hook(home, { n: 2 }, url);
+    expect(waiting).toBeGreaterThan(delivered);
+    // The relay's alarm counts the delivered message's period when it ends, and drops it a second later: ask until it has.
+    let page = await call(client, "inbox_poll", { cursor: start.next_cursor });
+    await waitUntil("the delivered message's period let go of", async () => (page = await call(client, "inbox_poll", { cursor: start.next_cursor })).gap !== null, 60_000);
+    expect(page.gap).toMatchObject({ reason: "retention", oldest_kept: `${epoch}.${waiting - 1}` });
+    expect(page.messages.map((m) => [m.id, m.state])).toEqual([[waiting, "queued"]]);
+    const gone = await client.callTool({ name: "message_get", arguments: { id: delivered } });
+    expect(gone.isError).toBe(true);
   });
 });

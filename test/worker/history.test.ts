@@ -2,12 +2,14 @@
 // window and found by GET …/history's filters, search and cursor; the cursor's gap after history let go
 // and after a new epoch; a long-poll for the next message; bulk replay, each once and in order; a kept
 // message shown and dropped; dead messages kept past the shelf; days dropped whole at the end of their
-// retention, and the oldest giving way to the budget, said in the summary.
+// retention (the alarm set for a day's end when its table is opened; a test's shorter period), and the
+// oldest giving way to the budget, said in the summary.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { DAY_MS, dayOf, dayStartMs } from "../../worker/storage/history-store.ts";
 import { keepHistory } from "../../worker/housekeeping.ts";
+import { UTC_DAYS, historyPeriodFrom, periodTableName } from "../../worker/storage/history-period.ts";
 import type { HistoryPage, HistoryReplayResult } from "../../protocol/index.ts";
 import { claimInbox, envelopeFrom, errorCode, listQueue, newAgent, poll, postEnvelope, postHook, registerAtHub, showMessage, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
@@ -200,6 +202,33 @@ describe("history", () => {
     expect((await history(inbox)).messages).toEqual([]);
     const gone = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/queue/${id}`);
     expect(gone.status).toBe(404);
+  });
+
+  it("an acknowledgement that opens a day's table sets the alarm for that day's end, however far off the message's TTL", async () => {
+    // Without it a kept day outlived its retention until some other alarm came (here: the claim's spent
+    // nonce in minutes, the hook's TTL in 30 days). Acknowledged as of yesterday, its day and retention are over.
+    const inbox = await claimInbox(undefined, { limits: { hook_ttl_sec: 30 * 24 * 3600, retention_sec: 1 } });
+    const { id } = (await (await postHook(inbox, "agentgram_inbox/agent", "{}")).json()) as { id: number };
+    await runInDurableObject(stubOf(inbox), (instance) => instance.store.acknowledge({ upTo: id }, Date.now() - DAY_MS));
+    const before = `${(await history(inbox)).epoch}.${id - 1}`;
+    let page = await history(inbox, `cursor=${before}`);
+    while (page.gap === null) {
+      await scheduler.wait(100);
+      page = await history(inbox, `cursor=${before}`);
+    }
+    expect(page).toMatchObject({ gap: { reason: "retention" }, messages: [] });
+  });
+
+  it("a test's HISTORY_PERIOD_MS keys history tables by period start, sorted by time; unset, by UTC day", () => {
+    expect(historyPeriodFrom({})).toBe(UTC_DAYS);
+    const period = historyPeriodFrom({ HISTORY_PERIOD_MS: "2000" });
+    const at = Date.UTC(2026, 11, 7, 15, 8, 43, 999);
+    expect(period.keyOf(at)).toBe("20261207150842000");
+    expect(period.startMs(period.keyOf(at))).toBe(at - 1999);
+    expect(period.keyOf(at + 1) > period.keyOf(at)).toBe(true);
+    expect(periodTableName(period.keyOf(at))).toBe("h_20261207150842000");
+    expect(() => periodTableName("1; DROP TABLE messages")).toThrow(/not a history period/);
+    expect(() => historyPeriodFrom({ HISTORY_PERIOD_MS: "1.5" })).toThrow(/HISTORY_PERIOD_MS/);
   });
 
   it("the oldest closed day gives way to the history's budget first, and the summary says so", async () => {

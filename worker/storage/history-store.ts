@@ -1,5 +1,6 @@
 // History: the messages an inbox keeps after delivery, one SQLite table per UTC day of acknowledgement
-// (h_<yyyymmdd>, listed in history_days: storage/schema.ts version 10), apart from the queue so the
+// (h_<yyyymmdd>, listed in history_days: storage/schema.ts version 10; a shorter period only where a test
+// sets HISTORY_PERIOD_MS: history-period.ts), apart from the queue so the
 // delivery path and the alarm's queue statements never read them. A day is let go of whole by DROP
 // TABLE, which the storage row counter counts as no rows written (docs/limits.md says what it would
 // cost if that changed), when its retention ends or, oldest first, when the closed days outgrow the
@@ -8,7 +9,8 @@
 // Covered by test/worker/history.test.ts.
 import type { LiveLogEntry } from "../../protocol/index.ts";
 import type { StoredMessage } from "./stored-message.ts";
-import { DAY_MS, dayOf, dayStartMs, dayTableName } from "./utc-day.ts";
+import { historyPeriod, periodTableName } from "./history-period.ts";
+import type { HistoryPeriod } from "./history-period.ts";
 import type { Exec } from "./utc-day.ts";
 
 export type { Exec } from "./utc-day.ts";
@@ -36,9 +38,9 @@ function dayTableDdl(table: string): string {
     replay_of INTEGER, headers TEXT, request TEXT, lane TEXT, restored INTEGER NOT NULL, delivered_at INTEGER, live TEXT)`;
 }
 
-/** A history day's table. */
+/** A history period's table (a UTC day's unless a test shortened the period). */
 export function dayTable(day: string): string {
-  return dayTableName("h", day);
+  return periodTableName(day);
 }
 
 interface DayTotals {
@@ -59,9 +61,15 @@ export class HistoryStore {
   private readonly exec: Exec;
   /** Every day table, with its totals once the day is over and they were counted. */
   private readonly days = new Map<string, DayTotals | null>();
+  /** How long one table covers: a UTC day, or a test's HISTORY_PERIOD_MS (history-period.ts). */
+  readonly period: HistoryPeriod;
+  /** Told when a period's table is made, with when that period ends: the alarm must run then (to count it, then let it go). */
+  private readonly opened: (endMs: number) => void;
 
-  constructor(exec: Exec) {
+  constructor(exec: Exec, opened: (endMs: number) => void = () => {}, period: HistoryPeriod = historyPeriod()) {
     this.exec = exec;
+    this.opened = opened;
+    this.period = period;
     for (const row of exec(`SELECT day, n, bytes, max_seq FROM history_days`)) {
       this.days.set(String(row.day), row.n === null ? null : { n: Number(row.n), bytes: Number(row.bytes), maxSeq: Number(row.max_seq) });
     }
@@ -82,6 +90,7 @@ export class HistoryStore {
       this.exec(dayTableDdl(table));
       this.exec(`INSERT OR IGNORE INTO history_days (day) VALUES (?)`, day);
       this.days.set(day, null);
+      this.opened(this.endMs(day));
     }
     return table;
   }
@@ -103,7 +112,7 @@ export class HistoryStore {
    * with no body (the live log never keeps one, nor a query: protocol/live.ts) and its live-log fields.
    */
   keepLive(seq: number, entry: LiveLogEntry, sender: string, lane: string): void {
-    const table = this.ensure(dayOf(entry.at_ms));
+    const table = this.ensure(this.period.keyOf(entry.at_ms));
     this.exec(
       `INSERT INTO ${table} (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of, headers, request, lane, restored, delivered_at, live)
        VALUES (?, 'hook', ?, '', X'', 0, ?, ?, ?, NULL, NULL, ?, 0, ?, ?, NULL, NULL, NULL, NULL, ?, 0, ?, ?)`,
@@ -164,10 +173,10 @@ export class HistoryStore {
 
   /** Days after their retention, and the closed days' totals once (the only full read of a day table outside the owner's routes). */
   maintain(nowMs: number, retentionMs: number, budgetBytes: number, beforeDrop: (maxSeq: number) => void): HistoryDrops {
-    const today = dayOf(nowMs);
+    const today = this.period.keyOf(nowMs);
     const drops: HistoryDrops = { expired: 0, gaveWay: 0 };
     for (const day of this.dayList()) {
-      if (dayStartMs(day) + DAY_MS + retentionMs <= nowMs) {
+      if (this.endMs(day) + retentionMs <= nowMs) {
         this.drop(day, beforeDrop);
         drops.expired += 1;
       } else if (day < today && this.days.get(day) === null) {
@@ -209,6 +218,11 @@ export class HistoryStore {
     this.days.delete(day);
   }
 
+  /** When the period of this key ends (ms). */
+  endMs(day: string): number {
+    return this.period.startMs(day) + this.period.ms;
+  }
+
   /** Ids at or below this were let go of by history (0: none yet). */
   floor(): number {
     const row = this.exec(`SELECT value FROM meta WHERE key = 'history_floor'`)[0];
@@ -219,7 +233,7 @@ export class HistoryStore {
   nextDueAt(retentionMs: number): number | null {
     let next: number | null = null;
     for (const [day, totals] of this.days) {
-      const end = dayStartMs(day) + DAY_MS;
+      const end = this.endMs(day);
       const at = totals === null ? Math.min(end, end + retentionMs) : end + retentionMs;
       next = next === null ? at : Math.min(next, at);
     }

@@ -6,7 +6,6 @@
 // test/worker/websocket-lanes.test.ts.
 import { inFlightSql, seqInFlightSql } from "./in-flight.ts";
 import type { InFlight } from "./in-flight.ts";
-import { dayOf } from "./history-store.ts";
 import type { Row } from "./inbox-records.ts";
 import { QueueTable, STORED_BYTES, toArrayBuffer } from "./queue-table.ts";
 import type { DeadLetter, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
@@ -116,7 +115,7 @@ export class InboxStore extends QueueTable {
         : [`seq <= ? AND state = 'queued' AND restored = 0`, [range.upTo]];
     // Kept: copied to today's history table, then deleted here, with no await between (one transaction).
     const kept = this.retentionMs > 0;
-    if (kept) this.history.copyFromQueue(dayOf(nowMs), where, params, nowMs);
+    if (kept) this.history.copyFromQueue(this.history.period.keyOf(nowMs), where, params, nowMs);
     const rows = this.exec(`DELETE FROM messages WHERE ${where} RETURNING seq, ${STORED_BYTES} AS bytes`, ...params);
     this.forget(rows, kept);
     return rows.length;
@@ -218,11 +217,12 @@ export class InboxStore extends QueueTable {
   private endShelf(nowMs: number): void {
     const due = `state = 'dead' AND expires_at <= ?`;
     if (this.retentionMs > 0) {
-      const days = new Set(this.exec(`SELECT dead_at FROM messages WHERE ${due}`, nowMs).map((row) => dayOf(Number(row.dead_at ?? nowMs))));
+      const { period } = this.history;
+      const days = new Set(this.exec(`SELECT dead_at FROM messages WHERE ${due}`, nowMs).map((row) => period.keyOf(Number(row.dead_at ?? nowMs))));
       for (const day of days) {
-        const start = Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
-        if (start + 86_400_000 + this.retentionMs <= nowMs) continue;
-        this.history.copyFromQueue(day, `${due} AND coalesce(dead_at, ?) >= ? AND coalesce(dead_at, ?) < ?`, [nowMs, nowMs, start, nowMs, start + 86_400_000], null);
+        const start = period.startMs(day);
+        if (start + period.ms + this.retentionMs <= nowMs) continue;
+        this.history.copyFromQueue(day, `${due} AND coalesce(dead_at, ?) >= ? AND coalesce(dead_at, ?) < ?`, [nowMs, nowMs, start, nowMs, start + period.ms], null);
       }
     }
     this.forget(this.exec(`DELETE FROM messages WHERE ${due} RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));

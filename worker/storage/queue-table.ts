@@ -34,9 +34,10 @@ export class QueueTable extends InboxRecords {
   /** limits.retention_sec as ms, from the config saved here (0: an ack deletes, as before history). */
   retentionMs: number = INBOX_DEFAULTS.retentionSec * 1000;
 
-  constructor(sql: SqlStorage) {
+  /** `periodOpened`: a history period's table was made; the alarm must run when that period ends (history-store.ts). */
+  constructor(sql: SqlStorage, periodOpened?: (endMs: number) => void) {
     super(sql);
-    this.history = new HistoryStore((query, ...params) => this.exec(query, ...params));
+    this.history = new HistoryStore((query, ...params) => this.exec(query, ...params), periodOpened);
     this.noteRetention(this.loadConfig());
     const stats = this.one(`SELECT count(*) AS n, coalesce(sum(${STORED_BYTES}), 0) AS b, coalesce(max(seq), 0) AS m FROM messages`);
     this.count = Number(stats.n);
