@@ -93,6 +93,11 @@ export class HistoryStore {
    */
   copyFromQueue(day: string, where: string, params: SqlStorageValue[], deliveredAt: number | null): void {
     const table = this.ensure(day);
+    // A day counted already (closed: a dead message's shelf ended after its day) is counted again.
+    if (this.days.get(day)) {
+      this.exec(`UPDATE history_days SET n = NULL, bytes = NULL, max_seq = NULL WHERE day = ?`, day);
+      this.days.set(day, null);
+    }
     const columns = SHARED_COLUMNS.join(", ");
     const picked = SHARED_COLUMNS.map((c) => (c === "state" && deliveredAt !== null ? "'delivered'" : c)).join(", ");
     this.exec(`INSERT INTO ${table} (${columns}, delivered_at) SELECT ${picked}, ? FROM messages WHERE ${where}`, deliveredAt, ...params);
