@@ -1,11 +1,48 @@
 // History's day tables after their day closed (worker/storage/history-store.ts): a dead message whose shelf
 // ends later goes into the (closed, counted) table of the day it died, and that day's totals count it — the
-// summary's kept count, what gives way to the budget and the floor a cursor's gap is told from.
+// summary's kept count, what gives way to the budget and the floor a cursor's gap is told from; and the
+// summary's count of the open day is read once per object life, not on every GET …/queue (the inspector asks
+// every 5 s), then kept in step by acks, drops and live entries.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DAY_MS, dayStartMs } from "../../worker/storage/history-store.ts";
-import { claimInbox, poll, postHook } from "../support/workerd/agents.ts";
+import { claimInbox, listQueue, poll, postHook, signedFetch } from "../support/workerd/agents.ts";
+import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { stubOf } from "../support/workerd/socket-fixtures.ts";
+
+/** Posts `n` hook bodies and has the agent acknowledge them: kept in today's history. */
+async function deliver(inbox: ClaimedInbox, n: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 0; i < n; i++) ids.push(((await (await postHook(inbox, "agentgram_inbox/agent", `{"i":${i}}`)).json()) as { id: number }).id);
+  await poll(inbox.agent, `after=${ids[ids.length - 1]}&ack=true`);
+  return ids;
+}
+
+/** The rows the inbox read for one GET …/queue, and the kept count it gave. */
+async function summaryCost(inbox: ClaimedInbox): Promise<{ read: number; kept: number }> {
+  const read = () => runInDurableObject(stubOf(inbox), (instance) => instance.store.rowsRead);
+  const before = await read();
+  const kept = (await listQueue(inbox.agent)).summary.history!.kept;
+  return { read: (await read()) - before, kept };
+}
+
+describe("history's open day in the queue summary", () => {
+  it("GET …/queue reads as many rows with 80 kept today as with 40, and its count follows acks and drops", async () => {
+    const inbox = await claimInbox(undefined, { rate_per_minute: 1000 });
+    await deliver(inbox, 40);
+    await summaryCost(inbox);
+    const with40 = await summaryCost(inbox);
+    const ids = await deliver(inbox, 40);
+    const with80 = await summaryCost(inbox);
+    expect(with40.kept).toBe(40);
+    expect(with80.kept).toBe(80);
+    expect(with80.read).toBe(with40.read);
+    const res = await signedFetch(inbox.agent, "DELETE", `/inbox/${inbox.agent.id}/queue/${ids[0]}`);
+    expect(res.status).toBe(200);
+    await res.json();
+    expect((await summaryCost(inbox)).kept).toBe(79);
+  });
+});
 
 describe("history's closed days", () => {
   it("a dead message moved into a day already counted is counted there too", async () => {

@@ -118,6 +118,7 @@ export class InboxStore extends QueueTable {
     const kept = this.retentionMs > 0;
     if (kept) this.history.copyFromQueue(dayOf(nowMs), where, params, nowMs);
     const rows = this.exec(`DELETE FROM messages WHERE ${where} RETURNING seq, ${STORED_BYTES} AS bytes`, ...params);
+    if (kept) this.history.added(dayOf(nowMs), rows.length);
     this.forget(rows, kept);
     return rows.length;
   }
@@ -223,6 +224,7 @@ export class InboxStore extends QueueTable {
         const start = Date.UTC(Number(day.slice(0, 4)), Number(day.slice(4, 6)) - 1, Number(day.slice(6, 8)));
         if (start + 86_400_000 + this.retentionMs <= nowMs) continue;
         this.history.copyFromQueue(day, `${due} AND coalesce(dead_at, ?) >= ? AND coalesce(dead_at, ?) < ?`, [nowMs, nowMs, start, nowMs, start + 86_400_000], null);
+        this.history.added(day, null);
       }
     }
     this.forget(this.exec(`DELETE FROM messages WHERE ${due} RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));
