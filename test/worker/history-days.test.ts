@@ -2,12 +2,15 @@
 // ends later goes into the (closed, counted) table of the day it died, and that day's totals count it — the
 // summary's kept count, what gives way to the budget and the floor a cursor's gap is told from; and the
 // summary's count of the open day is read once per object life, not on every GET …/queue (the inspector asks
-// every 5 s), then kept in step by acks, drops and live entries.
+// every 5 s), then kept in step by acks, drops and live entries. A long-poll whose scan stopped at its bound
+// (worker/storage/history-scan.ts) answers with the cursor to go on from rather than waiting for new mail.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DAY_MS, dayStartMs } from "../../worker/storage/history-store.ts";
 import { claimInbox, listQueue, poll, postHook, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
+import { HISTORY_SCAN_IDS } from "../../protocol/index.ts";
+import type { HistoryPage } from "../../protocol/index.ts";
 import { stubOf } from "../support/workerd/socket-fixtures.ts";
 
 /** Posts `n` hook bodies and has the agent acknowledge them: kept in today's history. */
@@ -67,5 +70,26 @@ describe("history's closed days", () => {
       return { countedBefore, countedAfter, gaveWay: drops.gaveWay, floor: store.history.floor() };
     });
     expect(result).toEqual({ countedBefore: 1, countedAfter: 2, gaveWay: 2, floor: dead.id });
+  });
+});
+
+describe("a history long-poll over more than one scan's bound", () => {
+  it("answers at once with the cursor past what it looked at, instead of holding the request while more is stored", async () => {
+    const inbox = await claimInbox();
+    const { epoch, ids } = await runInDurableObject(stubOf(inbox), (instance) => {
+      const now = Date.now();
+      const body = new TextEncoder().encode('{"plain":1}');
+      const ids: number[] = [];
+      for (let i = 0; i <= HISTORY_SCAN_IDS; i++) {
+        ids.push(instance.store.insertMessage({ kind: "hook", subpath: null, content_type: "application/json", body, received_at: now, expires_at: now + 3_600_000, sender: null, msg_id: null, env_type: null }));
+      }
+      return { epoch: instance.store.epoch(), ids };
+    });
+    // Nothing matches in the first bound; the last stored message lies past it. The answer says where to go on.
+    const res = await signedFetch(inbox.agent, "GET", `/inbox/${inbox.agent.id}/history?search=needle&wait=60&cursor=${epoch}.0`);
+    const page = (await res.json()) as HistoryPage;
+    expect(page.messages).toEqual([]);
+    expect(page.scanned).toBe(HISTORY_SCAN_IDS);
+    expect(page.next_cursor).toBe(`${epoch}.${ids[HISTORY_SCAN_IDS - 1]}`);
   });
 });
