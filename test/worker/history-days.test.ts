@@ -4,10 +4,11 @@
 // summary's count of the open day is read once per object life, not on every GET …/queue (the inspector asks
 // every 5 s), then kept in step by acks, drops and live entries. A long-poll whose scan stopped at its bound
 // (worker/storage/history-scan.ts) answers with the cursor to go on from rather than waiting for new mail.
+// A repeat is recognised for its whole dedup window whatever became of its history day (dedup-days.ts).
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DAY_MS, dayStartMs } from "../../worker/storage/history-store.ts";
-import { claimInbox, listQueue, poll, postHook, signedFetch } from "../support/workerd/agents.ts";
+import { DAY_MS, dayOf, dayStartMs } from "../../worker/storage/history-store.ts";
+import { claimInbox, envelopeFrom, listQueue, poll, postEnvelope, postHook, registeredAgent, signedFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { HISTORY_SCAN_IDS } from "../../protocol/index.ts";
 import type { HistoryPage } from "../../protocol/index.ts";
@@ -91,5 +92,33 @@ describe("a history long-poll over more than one scan's bound", () => {
     expect(page.messages).toEqual([]);
     expect(page.scanned).toBe(HISTORY_SCAN_IDS);
     expect(page.next_cursor).toBe(`${epoch}.${ids[HISTORY_SCAN_IDS - 1]}`);
+  });
+});
+
+describe("dedup windows and history days", () => {
+  it("an envelope's repeat is answered as one until its window's day is over, after its history day gave way", async () => {
+    const inbox = await claimInbox();
+    const alice = await registeredAgent();
+    const envelope = await envelopeFrom(alice, inbox.agent.id);
+    const first = (await (await postEnvelope(envelope)).json()) as { id: number };
+    await poll(inbox.agent, `after=${first.id}&ack=true`);
+    const until = await runInDurableObject(stubOf(inbox), (instance) => {
+      const { store } = instance;
+      // A day later, just before the window ends: history's day (closed) gives way to a budget of 0.
+      const at = Date.now() + DAY_MS - 1000;
+      const drops = store.history.maintain(at, store.retentionMs, 0, () => store.keepFloor());
+      store.sweepExpiredRecords(at);
+      return { gaveWay: drops.gaveWay, left: store.history.dayList().length };
+    });
+    expect(until.gaveWay).toBe(1);
+    expect(until.left).toBe(0);
+    const again = (await (await postEnvelope(envelope)).json()) as { id: number; duplicate?: boolean };
+    expect([again.id, again.duplicate]).toEqual([first.id, true]);
+    // At the end of the UTC day in which the window (max(TTL, 24 h)) ends, the record's table goes.
+    const windowEnd = Date.now() + Math.max(envelope.ttl_sec, 86_400) * 1000;
+    await runInDurableObject(stubOf(inbox), (instance) => instance.store.sweepExpiredRecords(dayStartMs(dayOf(windowEnd)) + DAY_MS));
+    const later = (await (await postEnvelope(envelope)).json()) as { id: number; duplicate?: boolean };
+    expect(later.duplicate).toBeUndefined();
+    expect(later.id).toBeGreaterThan(first.id);
   });
 });
