@@ -74,6 +74,18 @@ describe("history off the hot path", () => {
     expect(next.id).toBe(id + 1);
   });
 
+  it("never hands out an id again after the newest kept message was dropped and the object restarted", async () => {
+    const inbox = await claimInbox();
+    const { id } = (await (await postHook(inbox, "agentgram_inbox/agent", "{}")).json()) as { id: number };
+    await poll(inbox.agent, `after=${id}&ack=true`);
+    const res = await signedFetch(inbox.agent, "DELETE", `/inbox/${inbox.agent.id}/queue/${id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ dropped: id, was: "delivered" });
+    await evictDurableObject(env.INBOX.getByName(inbox.agent.id));
+    const next = (await (await postHook(inbox, "agentgram_inbox/agent", "{}")).json()) as { id: number };
+    expect(next.id).toBe(id + 1);
+  });
+
   it("a kept message survives an eviction, and so does the newest id it holds", async () => {
     const inbox = await claimInbox();
     const { id } = (await (await postHook(inbox, "agentgram_inbox/agent", '{"kept":1}')).json()) as { id: number };

@@ -202,7 +202,7 @@ export function queueRoutes(host: QueueHost): Hono {
     if (was === "in_flight") {
       throw new RelayError(409, "in_flight", `message ${id} is sent: the connected agent is delivering it now. Wait until the gateway takes it (then it is gone) or refuses it (then it is dead, and can be dropped); or stop the agent, after which it is queued and can be dropped`);
     }
-    const kept = was === null ? host.store.history.remove(id) : null;
+    const kept = was === null ? host.store.removeKept(id) : null;
     if (!was && !kept) throw notFound(id);
     return c.json({ dropped: id, was: was ?? kept });
   });

@@ -81,7 +81,8 @@ export function historyRoutes(host: HistoryHost): Hono {
     if (source !== null && from !== null && sourceSender(source) !== from) throw invalid("source and from name two different senders");
     let scan = store.historyPage(query);
     const deadline = Date.now() + waitSec * 1000;
-    while (scan.rows.length === 0 && Date.now() < deadline) {
+    // Waits only when the scan saw everything stored: past its bound the answer's cursor is where to go on.
+    while (scan.rows.length === 0 && scan.complete && Date.now() < deadline) {
       await host.waitForMessage(deadline - Date.now());
       scan = store.historyPage({ ...query, inFlight: host.inFlight() });
     }

@@ -33,6 +33,8 @@ export interface HistoryScan {
   scanned: number;
   /** The highest id looked at; null when nothing after `after` is stored. */
   lastScanned: number | null;
+  /** False when the bound stopped the look before the newest stored id: more may match after lastScanned. */
+  complete: boolean;
 }
 
 const META_COLUMNS = `seq, kind, subpath, content_type, size, received_at, expires_at, sender, msg_id, env_type, state, attempts, reason, last_status, dead_at, replay_of, lane, restored`;
@@ -108,5 +110,5 @@ export function scanHistory(exec: Exec, dayTables: readonly string[], q: History
     );
   }
   rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-  return { rows: rows.slice(0, q.limit + 1), scanned, lastScanned };
+  return { rows: rows.slice(0, q.limit + 1), scanned, lastScanned, complete: end === Number.MAX_SAFE_INTEGER };
 }

@@ -6,7 +6,7 @@
 // cost if that changed), when its retention ends or, oldest first, when the closed days outgrow the
 // history's budget. Dedup records stay in their own table, so dropping history never shortens a dedup
 // window. InboxStore (inbox-store.ts) moves rows in; the owner's history routes (worker/history/) read.
-// Covered by test/worker/history.test.ts.
+// Covered by test/worker/history.test.ts and test/worker/history-days.test.ts.
 import type { LiveLogEntry } from "../../protocol/index.ts";
 import type { StoredMessage } from "./stored-message.ts";
 import { historyPeriod, periodTableName } from "./history-period.ts";
@@ -65,6 +65,8 @@ export class HistoryStore {
   readonly period: HistoryPeriod;
   /** Told when a period's table is made, with when that period ends: the alarm must run then (to count it, then let it go). */
   private readonly opened: (endMs: number) => void;
+  /** How many each day not yet counted holds: counted once per object life when first asked (keptCount), then kept in step. */
+  private readonly openCounts = new Map<string, number>();
 
   constructor(exec: Exec, opened: (endMs: number) => void = () => {}, period: HistoryPeriod = historyPeriod()) {
     this.exec = exec;
@@ -102,9 +104,37 @@ export class HistoryStore {
    */
   copyFromQueue(day: string, where: string, params: SqlStorageValue[], deliveredAt: number | null): void {
     const table = this.ensure(day);
+    // A day counted already (closed: a dead message's shelf ended after its day) is counted again.
+    this.uncount(day);
     const columns = SHARED_COLUMNS.join(", ");
     const picked = SHARED_COLUMNS.map((c) => (c === "state" && deliveredAt !== null ? "'delivered'" : c)).join(", ");
     this.exec(`INSERT INTO ${table} (${columns}, delivered_at) SELECT ${picked}, ? FROM messages WHERE ${where}`, deliveredAt, ...params);
+  }
+
+  /**
+   * `n` rows were just copied into the day's table (copyFromQueue): the rows the caller deleted from the
+   * queue in the same step; null when it does not know (the day is counted again when next asked).
+   */
+  added(day: string, n: number | null): void {
+    const known = this.openCounts.get(day);
+    if (known === undefined) return;
+    if (n === null) this.openCounts.delete(day);
+    else this.openCounts.set(day, known + n);
+  }
+
+  /** A closed day whose rows changed: its totals are counted again (by the alarm, or when next asked). */
+  private uncount(day: string): void {
+    if (!this.days.get(day)) return;
+    this.exec(`UPDATE history_days SET n = NULL, bytes = NULL, max_seq = NULL WHERE day = ?`, day);
+    this.days.set(day, null);
+    this.openCounts.delete(day);
+  }
+
+  /** The day's count, read from its table once (then kept in step). */
+  private countOpen(day: string): number {
+    const n = Number(this.exec(`SELECT count(*) AS n FROM ${dayTable(day)}`)[0]!.n);
+    this.openCounts.set(day, n);
+    return n;
   }
 
   /**
@@ -119,6 +149,7 @@ export class HistoryStore {
       seq, entry.path, entry.at_ms, entry.at_ms, sender, entry.outcome === "failed" ? "dead" : "delivered",
       entry.code === null ? `live: ${entry.outcome}` : `live: ${entry.outcome} (${entry.code})`, entry.status, lane, entry.at_ms + entry.duration_ms, JSON.stringify(entry),
     );
+    this.added(this.period.keyOf(entry.at_ms), 1);
   }
 
   /** The highest id any day table holds (a rowid's max: one row read a table), 0 when none. */
@@ -157,17 +188,20 @@ export class HistoryStore {
 
   /** Deletes a kept message (a person's drop); its state, or null when it is not kept. */
   remove(seq: number): "delivered" | "dead" | null {
-    for (const table of this.tables().reverse()) {
-      const row = this.exec(`DELETE FROM ${table} WHERE seq = ? RETURNING state`, seq)[0];
-      if (row) return String(row.state) as "delivered" | "dead";
+    for (const day of this.dayList().reverse()) {
+      const row = this.exec(`DELETE FROM ${dayTable(day)} WHERE seq = ? RETURNING state`, seq)[0];
+      if (!row) continue;
+      this.uncount(day);
+      this.added(day, -1);
+      return String(row.state) as "delivered" | "dead";
     }
     return null;
   }
 
-  /** How many are kept: the closed days' counted totals and one count of the days not yet counted. */
+  /** How many are kept: the closed days' counted totals, and the days not yet counted as counted once per object life. */
   keptCount(): number {
     let n = 0;
-    for (const [day, totals] of this.days) n += totals ? totals.n : Number(this.exec(`SELECT count(*) AS n FROM ${dayTable(day)}`)[0]!.n);
+    for (const [day, totals] of this.days) n += totals ? totals.n : (this.openCounts.get(day) ?? this.countOpen(day));
     return n;
   }
 
@@ -202,6 +236,7 @@ export class HistoryStore {
     const totals = { n: Number(row.n), bytes: Number(row.b), maxSeq: Number(row.m) };
     this.exec(`UPDATE history_days SET n = ?, bytes = ?, max_seq = ? WHERE day = ?`, totals.n, totals.bytes, totals.maxSeq, day);
     this.days.set(day, totals);
+    this.openCounts.delete(day);
   }
 
   private drop(day: string, beforeDrop: (maxSeq: number) => void): void {
@@ -216,6 +251,7 @@ export class HistoryStore {
     this.exec(`DROP TABLE IF EXISTS ${table}`);
     this.exec(`DELETE FROM history_days WHERE day = ?`, day);
     this.days.delete(day);
+    this.openCounts.delete(day);
   }
 
   /** When the period of this key ends (ms). */

@@ -117,6 +117,7 @@ export class InboxStore extends QueueTable {
     const kept = this.retentionMs > 0;
     if (kept) this.history.copyFromQueue(this.history.period.keyOf(nowMs), where, params, nowMs);
     const rows = this.exec(`DELETE FROM messages WHERE ${where} RETURNING seq, ${STORED_BYTES} AS bytes`, ...params);
+    if (kept) this.history.added(this.history.period.keyOf(nowMs), rows.length);
     this.forget(rows, kept);
     return rows.length;
   }
@@ -223,6 +224,7 @@ export class InboxStore extends QueueTable {
         const start = period.startMs(day);
         if (start + period.ms + this.retentionMs <= nowMs) continue;
         this.history.copyFromQueue(day, `${due} AND coalesce(dead_at, ?) >= ? AND coalesce(dead_at, ?) < ?`, [nowMs, nowMs, start, nowMs, start + period.ms], null);
+        this.history.added(day, null);
       }
     }
     this.forget(this.exec(`DELETE FROM messages WHERE ${due} RETURNING seq, ${STORED_BYTES} AS bytes`, nowMs));

@@ -60,6 +60,16 @@ export class QueueTable extends InboxRecords {
     this.exec(`INSERT OR REPLACE INTO meta (key, value) VALUES ('seq_floor', ?)`, String(this.maxSeq));
   }
 
+  /**
+   * Deletes a kept message (a person's drop): its state, or null when it is not kept. When it held the
+   * newest id, the id floor is written first: history no longer holds that id, and after a restart it
+   * would be handed out again (a consumer's cursor or the agent's journal would then skip the new message).
+   */
+  removeKept(seq: number): "delivered" | "dead" | null {
+    if (seq === this.maxSeq && this.history.tableHolding(seq) !== null) this.keepFloor();
+    return this.history.remove(seq);
+  }
+
   /** Everything stored (queued and dead: both count against the inbox's capacity). */
   queueStats(): { count: number; bytes: number; lastSeq: number } {
     return { count: this.count, bytes: this.bytes, lastSeq: this.maxSeq };
