@@ -46,13 +46,14 @@ export function envelopeRow(nowMs: number, envelope: Envelope, body: Uint8Array,
 /**
  * POST /inbox/{id}/envelopes. Stored as its signed fields: `asSent` when the body held nothing else
  * (serialising 256 KiB again costs ~1.5 ms of CPU), else re-serialised (parseEnvelope dropped the
- * rest). The ack is in the answer, and goes to the sender's inbox when it has one here.
+ * rest). The ack is in the answer, and goes to the sender's inbox when it has one here. `payloadHash`:
+ * the payload's, when it came in JCS form and was hashed from its bytes (request-body.ts).
  */
-export async function acceptPostedEnvelope(ctx: IntakeContext, envelope: Envelope, asSent: Uint8Array | null): Promise<Answer> {
+export async function acceptPostedEnvelope(ctx: IntakeContext, envelope: Envelope, asSent: Uint8Array | null, payloadHash: string | null = null): Promise<Answer> {
   if (isHubMade(envelope)) {
     throw new RelayError(400, "unsigned_envelope_refused", "unsigned hub-made envelopes are accepted only through the hub webhook (POST /inbox/{id}/hooks/…)");
   }
-  const checked = await verifyStep(ctx, envelope, { room: null, clock: "relay", vouched: false });
+  const checked = await verifyStep(ctx, envelope, { room: null, clock: "relay", vouched: false, payloadHash });
   if (isRepeat(checked)) return checked.repeat;
   const body = asSent ?? utf8(JSON.stringify(envelope));
   const admitted = admitStep(ctx, checked, { policy: true, rate: true, bytes: body.byteLength });
