@@ -7,6 +7,7 @@
 // test/worker/limits.test.ts.
 import { RelayError, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
+import { envelopeLane } from "../storage/message-lane.ts";
 import type { NewMessage } from "../storage/stored-message.ts";
 import { planAck, sendAck } from "./ack-step.ts";
 import { admitStep, assertCapacity } from "./admit-step.ts";
@@ -28,9 +29,14 @@ export function lifetimeOf(ctx: Pick<IntakeContext, "config" | "nowMs">, envelop
   return { ttlSec, expiresAtMs: ctx.nowMs + ttlSec * 1000 };
 }
 
-/** The queue row of an accepted envelope: `body` as stored, a hook body under its sub-path or the envelope itself. */
+/**
+ * The queue row of an accepted envelope: `body` as stored, a hook body under its sub-path or the envelope
+ * itself. The envelope stored as itself has its lane from the envelope at hand (the same fields the agent
+ * reads from the body), rather than from parsing its body again.
+ */
 export function envelopeRow(nowMs: number, envelope: Envelope, body: Uint8Array, hook: { subpath: string; contentType: string } | null, expiresAtMs: number): NewMessage {
   return {
+    ...(hook ? {} : { lane: envelopeLane(envelope) }),
     kind: hook ? "hook" : "envelope",
     subpath: hook?.subpath ?? null,
     content_type: hook?.contentType ?? "application/json",

@@ -87,7 +87,7 @@ export class InboxStore extends InboxRecords {
 
   insertMessage(m: NewMessage): number {
     const seq = this.maxSeq + 1;
-    const lane = messageLane(m);
+    const lane = m.lane ?? messageLane(m);
     this.exec(
       `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, lane)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
