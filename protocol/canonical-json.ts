@@ -15,6 +15,9 @@ const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 const SHORT_ESCAPED_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 const [VALUE, KEY, AFTER] = [0, 1, 2];
 const CONTROL = /[\u0000-\u001f]/g;
+/** Characters of a string read one by one before indexOf takes over. */
+const SHORT_STRING = 48;
+const indexOrEnd = (text: string, index: number) => (index < 0 ? text.length : index);
 
 const LOWER_HEX = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66);
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
@@ -77,11 +80,9 @@ function numberEnd(text: string, at: number): number {
  * this does not look for one: checking costs a scan of its own, and decoding has already ruled it out).
  */
 export function canonicalJsonEnd(text: string, start: number, maxDepth: number): number {
-  CONTROL.lastIndex = start;
-  // No raw control character anywhere: JCS escapes them in strings and writes no whitespace between tokens.
-  const firstControl = CONTROL.exec(text)?.index ?? text.length;
-  let nextBackslash = text.indexOf("\\", start);
-  if (nextBackslash < 0) nextBackslash = text.length;
+  // Found lazily for long strings and kept while still ahead: each is searched for once over the text.
+  let nextBackslash = -1;
+  let nextControl = -1;
   // Per open container (index = depth - 1): object or array, and an object's last key (its span, and
   // whether it had an escape); keyStart is -1 before the first key.
   const isObject: boolean[] = [];
@@ -105,17 +106,41 @@ export function canonicalJsonEnd(text: string, start: number, maxDepth: number):
       } else return -1;
     } else if (c === 0x22) {
       let escaped = false;
-      let quote = text.indexOf('"', i + 1);
-      while (quote >= 0 && nextBackslash < quote) {
-        if (!isJcsEscape(text, nextBackslash)) return -1;
-        escaped = true;
-        const from = nextBackslash + (text.charCodeAt(nextBackslash + 1) === 0x75 ? 6 : 2);
-        // The quote found was the escaped one: look again past it.
-        if (from > quote) quote = text.indexOf('"', from);
-        nextBackslash = text.indexOf("\\", from);
-        if (nextBackslash < 0) nextBackslash = text.length;
+      let quote = -1;
+      // A short string is read here, one character at a time (a call to indexOf costs more than that).
+      let k = i + 1;
+      for (const shortEnd = Math.min(text.length, k + SHORT_STRING); k < shortEnd; k++) {
+        const d = text.charCodeAt(k);
+        if (d === 0x22) {
+          quote = k;
+          break;
+        }
+        if (d === 0x5c) {
+          if (!isJcsEscape(text, k)) return -1;
+          escaped = true;
+          k += text.charCodeAt(k + 1) === 0x75 ? 5 : 1;
+        } else if (d < 0x20) return -1;
       }
-      if (quote < 0) return -1;
+      // A long one by indexOf; a raw control character anywhere in the rest of it is refused (JCS escapes them all).
+      if (quote < 0) {
+        const from = k;
+        let end = -1;
+        while (quote < 0) {
+          if (nextBackslash < k) nextBackslash = indexOrEnd(text, text.indexOf("\\", k));
+          if (end < k) end = indexOrEnd(text, text.indexOf('"', k));
+          if (end === text.length) return -1;
+          if (nextBackslash < end) {
+            if (!isJcsEscape(text, nextBackslash)) return -1;
+            escaped = true;
+            k = nextBackslash + (text.charCodeAt(nextBackslash + 1) === 0x75 ? 6 : 2);
+          } else quote = end;
+        }
+        if (nextControl < from) {
+          CONTROL.lastIndex = from;
+          nextControl = CONTROL.exec(text)?.index ?? text.length;
+        }
+        if (nextControl < quote) return -1;
+      }
       if (expect === KEY) {
         if (text.charCodeAt(quote + 1) !== 0x3a) return -1;
         const top = depth - 1;
@@ -161,5 +186,5 @@ export function canonicalJsonEnd(text: string, start: number, maxDepth: number):
       expect = AFTER;
     } else return -1;
   }
-  return firstControl < i ? -1 : i;
+  return i;
 }

@@ -120,6 +120,17 @@ describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values
       expect([text, fastVerdict(text)]).toEqual([text, false]);
     }
     for (const text of ['"\\u001f\\b\\t\\n\\f\\r\\"\\\\"', '{"\\n":1,"a":2}', '{"a":{"b":[true,false,null]},"é":"x"}']) expect([text, fastVerdict(text)]).toEqual([text, true]);
+    // Around the length where the scan of a string changes method, escapes and raw controls at every place.
+    for (let length = 40; length <= 60; length++) {
+      for (let at = 0; at < length; at += 7) {
+        const plain = "x".repeat(length);
+        const withEscape = `"${plain.slice(0, at)}\\n${plain.slice(at)}"`;
+        const withRaw = `"${plain.slice(0, at)}\n${plain.slice(at)}"`;
+        const withQuote = `"${plain.slice(0, at)}\\"${plain.slice(at)}"`;
+        expect([withEscape, fastVerdict(withEscape), fastVerdict(withQuote)]).toEqual([withEscape, true, true]);
+        expect([withRaw, fastVerdict(withRaw), fastVerdict(`"${plain.slice(0, at)}\\/${plain.slice(at)}"`)]).toEqual([withRaw, false, false]);
+      }
+    }
     const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
     expect(canonicalJsonEnd(nested(MAX_JSON_DEPTH), 0, MAX_JSON_DEPTH)).toBe(2 * MAX_JSON_DEPTH);
     expect(canonicalJsonEnd(nested(MAX_JSON_DEPTH + 1), 0, MAX_JSON_DEPTH)).toBe(-1);
