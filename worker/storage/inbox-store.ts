@@ -13,6 +13,8 @@ import { messageLane } from "./message-lane.ts";
 import type { DeadLetter, MessageMeta, NewMessage, NewReceipt, StoredMessage } from "./stored-message.ts";
 
 function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  // A request's body spans its buffer: no copy (SQLite copies the blob as it binds it).
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
