@@ -104,7 +104,7 @@ function printSteps(verify: Awaited<ReturnType<typeof timeOperations>>): void {
     "strict-scan": "strict JSON scan (keys, depth, surrogates)",
     "json-parse": "JSON.parse",
     jcs: "JCS of the payload (canonicalize)",
-    "canonical-check": "is the payload in JCS form? (one scan; replaces scan, parse, JCS)",
+    "canonical-check": "are the payload's bytes its JCS form? (one scan: replaces decode, scan, parse, JCS)",
     sha256: "SHA-256 of the JCS bytes (WebCrypto)",
     "re-serialise": "JSON.stringify + UTF-8 (skipped when stored as sent)",
   };

@@ -24,8 +24,8 @@ function invalidJson(message: string): RelayError {
   return new RelayError(400, "invalid_json", message);
 }
 
-/** Index just past the closing quote of the string starting at `start` (text[start] is '"'); text.length when it has none. */
-export function jsonStringEnd(text: string, start: number): number {
+/** Index just past the closing quote of the string starting at `start` (text[start] is '"'). */
+function stringEnd(text: string, start: number): number {
   for (let from = start + 1; ; ) {
     const quote = text.indexOf('"', from);
     if (quote < 0) return text.length;
@@ -114,7 +114,7 @@ export function strictJsonProblem(text: string, maxDepth = MAX_JSON_DEPTH): Stri
       keySets.pop();
       openAt.pop();
     } else if (c === 0x22) {
-      const end = jsonStringEnd(text, i);
+      const end = stringEnd(text, i);
       const keys = keySets[keySets.length - 1];
       const isKey = !!keys && text.charCodeAt(nextNonSpace(text, end)) === 0x3a;
       if (lone >= i && lone < end) {
@@ -163,7 +163,7 @@ export function containerEnd(text: string, start: number): number {
     if (c === 0x7b || c === 0x5b) depth++;
     else if (c === 0x7d || c === 0x5d) {
       if (--depth === 0) return i + 1;
-    } else if (c === 0x22) i = jsonStringEnd(text, i) - 1;
+    } else if (c === 0x22) i = stringEnd(text, i) - 1;
   }
   return text.length;
 }

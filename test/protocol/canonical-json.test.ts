@@ -1,6 +1,6 @@
-// protocol/canonical-json.ts and protocol/posted-payload.ts: the one-scan check that a payload is in its
-// JCS form gives the same verdict as the slow path (strict parse, then canonicalize, then compare) on
-// generated texts, canonical and not: every JCS text passes, and whatever passes is its own JCS. An
+// protocol/canonical-json.ts and protocol/posted-payload.ts: the one-scan check that a payload's bytes are
+// its JCS form gives the same verdict as the slow path (fatal UTF-8 decode, strict parse, then
+// canonicalize, then compare) on generated texts and bytes, canonical and not: every JCS text passes, and whatever passes is its own JCS. An
 // envelope as `clawrelay send` posts it is found and hashed from its bytes. Fixed seeds; the describe
 // names the number of generated inputs.
 import fc from "fast-check";
@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   MAX_JSON_DEPTH,
   canonicalJsonEnd,
+  decodeUtf8,
   draftEnvelope,
   envelopeText,
   jcs,
@@ -30,10 +31,15 @@ function isOwnJcs(text: string): boolean {
     // Not JSON at all: the slow path refuses it too.
     return false;
   }
-  return jcs(value) === text;
+  try {
+    return jcs(value) === text;
+  } catch {
+    // No JCS form (a number past the doubles, read as Infinity): the slow path refuses it too.
+    return false;
+  }
 }
 
-const fastVerdict = (text: string) => canonicalJsonEnd(text, 0, MAX_JSON_DEPTH) === text.length;
+const fastVerdict = (text: string) => canonicalJsonEnd(utf8(text), 0, MAX_JSON_DEPTH) === utf8(text).length;
 
 // Well-formed strings only: the relay's text is decoded from UTF-8 (canonical-json.ts says why).
 const json = fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" });
@@ -51,7 +57,7 @@ const REWRITES: [string, (text: string) => string][] = [
   ["a leading newline", (t) => `\n${t}`],
 ];
 
-describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values, 3,000 rewrites, 3,000 numbers, 2,000 fragments)", () => {
+describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values, 3,000 rewrites, 3,000 numbers, 3,000 changed bytes, 2,000 fragments)", () => {
   it("passes the JCS text of every generated value", () => {
     fc.assert(
       fc.property(json, (value) => {
@@ -80,6 +86,26 @@ describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values
       }),
       { seed: 0x3c7, numRuns: 2000 },
     );
+  });
+
+  it("gives the decode-then-slow-path verdict on JCS bytes with one byte changed (invalid UTF-8, overlong forms, surrogates among them)", () => {
+    const valueWithText = fc.record({ a: fc.string({ unit: "grapheme", maxLength: 12 }), b: json });
+    fc.assert(
+      fc.property(valueWithText, fc.nat(), fc.integer({ min: 0, max: 255 }), (value, where, byte) => {
+        const bytes = utf8(jcs(value));
+        bytes[where % bytes.length] = byte;
+        const text = decodeUtf8(bytes);
+        const slow = text !== null && isOwnJcs(text);
+        expect(canonicalJsonEnd(bytes, 0, MAX_JSON_DEPTH) === bytes.length).toBe(slow);
+      }),
+      { seed: 0x3ca, numRuns: 3000 },
+    );
+    // Unicode's Table 3-7 edges, each inside a string.
+    const inString = (...middle: number[]) => new Uint8Array([0x22, ...middle, 0x22]);
+    const accepted = [[0xc2, 0x80], [0xdf, 0xbf], [0xe0, 0xa0, 0x80], [0xed, 0x9f, 0xbf], [0xee, 0x80, 0x80], [0xf0, 0x90, 0x80, 0x80], [0xf4, 0x8f, 0xbf, 0xbf]];
+    const refused = [[0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x9f, 0xbf], [0xed, 0xa0, 0x80], [0xf0, 0x8f, 0xbf, 0xbf], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80, 0x80, 0x80], [0x80], [0xe1, 0x80]];
+    for (const sequence of accepted) expect([sequence, canonicalJsonEnd(inString(...sequence), 0, 1)]).toEqual([sequence, sequence.length + 2]);
+    for (const sequence of refused) expect([sequence, canonicalJsonEnd(inString(...sequence), 0, 1)]).toEqual([sequence, -1]);
   });
 
   it("gives the slow path's verdict on fragments of JSON's alphabet (syntax it must refuse, numbers it must judge)", () => {
@@ -120,6 +146,8 @@ describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values
       expect([text, fastVerdict(text)]).toEqual([text, false]);
     }
     for (const text of ['"\\u001f\\b\\t\\n\\f\\r\\"\\\\"', '{"\\n":1,"a":2}', '{"a":{"b":[true,false,null]},"é":"x"}']) expect([text, fastVerdict(text)]).toEqual([text, true]);
+    // UTF-16 order, not UTF-8's: a character past U+FFFF (a surrogate pair, 0xD8xx) sorts before U+E000.
+    expect([fastVerdict('{"\u{1f600}":1,"\ue000":2}'), fastVerdict('{"\ue000":2,"\u{1f600}":1}')]).toEqual([true, false]);
     // Around the length where the scan of a string changes method, escapes and raw controls at every place.
     for (let length = 40; length <= 60; length++) {
       for (let at = 0; at < length; at += 7) {
@@ -132,8 +160,8 @@ describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values
       }
     }
     const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
-    expect(canonicalJsonEnd(nested(MAX_JSON_DEPTH), 0, MAX_JSON_DEPTH)).toBe(2 * MAX_JSON_DEPTH);
-    expect(canonicalJsonEnd(nested(MAX_JSON_DEPTH + 1), 0, MAX_JSON_DEPTH)).toBe(-1);
+    expect(canonicalJsonEnd(utf8(nested(MAX_JSON_DEPTH)), 0, MAX_JSON_DEPTH)).toBe(2 * MAX_JSON_DEPTH);
+    expect(canonicalJsonEnd(utf8(nested(MAX_JSON_DEPTH + 1)), 0, MAX_JSON_DEPTH)).toBe(-1);
   });
 });
 
@@ -146,21 +174,24 @@ describe("an envelope posted as `clawrelay send` posts it", () => {
     const envelope = await envelopeOf({ z: [1, 2.5, "ü"], a: { y: null, b: "\u0007" }, text: "hi / there" });
     const text = envelopeText(envelope);
     expect(JSON.parse(text)).toEqual(envelope);
-    const split = splitCanonicalPayload(text)!;
+    const bytes = utf8(text);
+    const split = splitCanonicalPayload(bytes)!;
     expect(split).not.toBeNull();
-    expect(`sha256:${await sha256Hex(utf8(text.slice(split.start, split.end)))}`).toBe(envelope.payload_hash);
-    const parsed = withPayloadFrom({ ...(JSON.parse(split.rest) as Envelope) }, text, split);
+    expect(`sha256:${await sha256Hex(bytes.subarray(split.start, split.end))}`).toBe(envelope.payload_hash);
+    const parsed = withPayloadFrom({ ...(JSON.parse(split.rest) as Envelope) }, bytes, split);
     expect(parsed.payload).toEqual(envelope.payload);
     expect(JSON.parse(JSON.stringify(parsed))).toEqual(envelope);
   });
 
   it("is not found when the payload is not in JCS form, is not an object, or is there twice", async () => {
     const envelope = await envelopeOf({ b: 1, a: 2 });
-    expect(splitCanonicalPayload(JSON.stringify(envelope))).toBeNull();
-    expect(splitCanonicalPayload(JSON.stringify(envelope, null, 2))).toBeNull();
+    const split = (text: string) => splitCanonicalPayload(utf8(text));
+    expect(split(JSON.stringify(envelope))).toBeNull();
+    expect(split(JSON.stringify(envelope, null, 2))).toBeNull();
     const text = envelopeText(envelope);
-    expect(splitCanonicalPayload(text.replace('"payload":{', '"payload":[{').replace(/}}$/, "}]}"))).toBeNull();
-    expect(splitCanonicalPayload(text.replace('{"v"', '{"payload":{},"v"'))).toBeNull();
-    expect(splitCanonicalPayload(text.replace('"payload"', '"p\\u0061yload"'))).toBeNull();
+    expect(split(text)).not.toBeNull();
+    expect(split(text.replace('"payload":{', '"payload":[{').replace(/}}$/, "}]}"))).toBeNull();
+    expect(split(text.replace('{"v"', '{"payload":{},"v"'))).toBeNull();
+    expect(split(text.replace('"payload"', '"p\\u0061yload"'))).toBeNull();
   });
 });

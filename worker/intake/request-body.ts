@@ -2,7 +2,7 @@
 // and a JSON body strictly; a posted envelope whose payload is in JCS form takes the short way
 // (protocol/posted-payload.ts). Used by inbox-routes.ts and the other routes that take JSON; covered by
 // test/worker/limits.test.ts and test/worker/envelopes.test.ts.
-import { RelayError, decodeUtf8Text, parseEnvelope, parseStrictJson, readStreamCapped, sha256Hex, splitCanonicalPayload, utf8, withPayloadFrom } from "../../protocol/index.ts";
+import { RelayError, decodeUtf8Text, parseEnvelope, parseStrictJson, readStreamCapped, sha256Hex, splitCanonicalPayload, withPayloadFrom } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 
 /** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
@@ -60,21 +60,16 @@ export interface PostedEnvelope {
 
 /**
  * The body of POST …/envelopes, as parseJsonBody and parseEnvelope read it, with the same answers. A
- * payload in JCS form is checked by one scan and hashed from its bytes: no canonicalize, and no
- * JSON.parse until something reads it (the ~0.6 ms of a 256 KiB payload, as docs/benchmarks.md measures).
+ * payload in JCS form is checked by one scan of its bytes and hashed from them: no canonicalize, and no
+ * decoding or JSON.parse until something reads it (docs/benchmarks.md, "The CPU a message costs").
  */
 export async function readPostedEnvelope(bytes: Uint8Array): Promise<PostedEnvelope> {
-  const text = decodeBody(bytes);
-  const split = splitCanonicalPayload(text);
+  const split = splitCanonicalPayload(bytes);
   if (!split) {
-    const json = parseStrictJson(text);
+    const json = parseJsonBody(bytes);
     return { json, envelope: parseEnvelope(json), payloadHash: null };
   }
   const json = parseStrictJson(split.rest);
-  const envelope = withPayloadFrom(parseEnvelope(json), text, split);
-  // The decoder drops a leading BOM from the text, not from the bytes.
-  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  const start = bom + utf8(text.slice(0, split.start)).byteLength;
-  const end = bytes.byteLength - utf8(text.slice(split.end)).byteLength;
-  return { json, envelope, payloadHash: `sha256:${await sha256Hex(bytes.subarray(start, end))}` };
+  const envelope = withPayloadFrom(parseEnvelope(json), bytes, split);
+  return { json, envelope, payloadHash: `sha256:${await sha256Hex(bytes.subarray(split.start, split.end))}` };
 }
