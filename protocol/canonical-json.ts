@@ -17,11 +17,7 @@ const SHORT_ESCAPES = new Set([0x22, 0x5c, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 /** The controls JCS writes as \b \t \n \f \r, never as \u00xx. */
 const SHORT_ESCAPED_CONTROLS = new Set([0x08, 0x09, 0x0a, 0x0c, 0x0d]);
 const [VALUE, KEY, AFTER] = [0, 1, 2];
-const WORDS = [
-  [0x74, [0x74, 0x72, 0x75, 0x65]],
-  [0x66, [0x66, 0x61, 0x6c, 0x73, 0x65]],
-  [0x6e, [0x6e, 0x75, 0x6c, 0x6c]],
-] as const;
+const [TRUE, FALSE, NULL] = [[0x74, 0x72, 0x75, 0x65], [0x66, 0x61, 0x6c, 0x73, 0x65], [0x6e, 0x75, 0x6c, 0x6c]];
 
 const LOWER_HEX = (c: number) => (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66);
 const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
@@ -145,8 +141,10 @@ export function canonicalJsonEnd(bytes: Uint8Array, start: number, maxDepth: num
       let escaped = false;
       let k = i + 1;
       for (;;) {
+        // The common byte first: printable ASCII other than '"' and '\\'.
+        let d = 0;
+        while (k < length && (d = bytes[k]!) >= 0x20 && d < 0x80 && d !== 0x22 && d !== 0x5c) k++;
         if (k >= length) return -1;
-        const d = bytes[k]!;
         if (d === 0x22) break;
         if (d < 0x20) return -1;
         if (d === 0x5c) {
@@ -190,7 +188,7 @@ export function canonicalJsonEnd(bytes: Uint8Array, start: number, maxDepth: num
         expect = AFTER;
       } else expect = object ? KEY : VALUE;
     } else if (c === 0x74 || c === 0x66 || c === 0x6e) {
-      const word = WORDS.find(([first]) => first === c)![1];
+      const word = c === 0x74 ? TRUE : c === 0x66 ? FALSE : NULL;
       for (let w = 0; w < word.length; w++) if (bytes[i + w] !== word[w]) return -1;
       i += word.length;
       expect = AFTER;
