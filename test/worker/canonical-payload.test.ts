@@ -46,6 +46,16 @@ describe("a payload posted in its JCS form", () => {
     expect((await poll(inbox.agent)).messages).toHaveLength(0);
   });
 
+  it("answers a body whose other members are not strict JSON as the slow path does (a key twice after the payload)", async () => {
+    const inbox = await claimInbox();
+    const alice = await registeredAgent();
+    const envelope = await envelopeFrom(alice, inbox.agent.id, { payload: PAYLOAD });
+    const twice = envelopeText(envelope).replace(/}$/, ',"v":"a2a/0.1"}');
+    const res = await postText(inbox.agent.id, twice);
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "invalid_json", message: expect.stringContaining('the key "v" twice') });
+  });
+
   it("refuses a payload hashed as its sender wrote it (spaces, unsorted keys) rather than in JCS form", async () => {
     const inbox = await claimInbox();
     const alice = await registeredAgent();

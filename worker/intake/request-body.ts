@@ -1,7 +1,7 @@
 // Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole,
 // and a JSON body strictly; a posted envelope whose payload is in JCS form takes the short way
 // (protocol/posted-payload.ts). Used by inbox-routes.ts and the other routes that take JSON; covered by
-// test/worker/limits.test.ts and test/worker/envelopes.test.ts.
+// test/worker/limits.test.ts, test/worker/envelopes.test.ts and test/worker/canonical-payload.test.ts.
 import { RelayError, decodeUtf8Text, parseEnvelope, parseStrictJson, readStreamCapped, sha256Hex, splitCanonicalPayload, withPayloadFrom } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 
@@ -40,15 +40,11 @@ async function readBody(request: Request, limit: number, what: string, advice: s
   return bytes;
 }
 
-function decodeBody(bytes: Uint8Array): string {
-  const text = decodeUtf8Text(bytes);
-  if (text === null) throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
-  return text;
-}
-
 /** A JSON body as the relay accepts it: UTF-8, no duplicate keys, bounded depth (strict-json.ts). */
 export function parseJsonBody(bytes: Uint8Array): unknown {
-  return parseStrictJson(decodeBody(bytes));
+  const text = decodeUtf8Text(bytes);
+  if (text === null) throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
+  return parseStrictJson(text);
 }
 
 /** A posted envelope: the body's JSON (its payload `{}` when taken the short way), the envelope, and the payload's hash when known. */
@@ -65,11 +61,19 @@ export interface PostedEnvelope {
  */
 export async function readPostedEnvelope(bytes: Uint8Array): Promise<PostedEnvelope> {
   const split = splitCanonicalPayload(bytes);
-  if (!split) {
-    const json = parseJsonBody(bytes);
-    return { json, envelope: parseEnvelope(json), payloadHash: null };
+  let json: unknown = null;
+  if (split) {
+    try {
+      json = parseStrictJson(split.rest);
+    } catch (err) {
+      // The rest is not strict JSON: the whole body is parsed below, so the refusal names the body's own offsets.
+      if (!(err instanceof RelayError)) throw err;
+    }
   }
-  const json = parseStrictJson(split.rest);
+  if (!split || json === null) {
+    const whole = parseJsonBody(bytes);
+    return { json: whole, envelope: parseEnvelope(whole), payloadHash: null };
+  }
   const envelope = withPayloadFrom(parseEnvelope(json), bytes, split);
   return { json, envelope, payloadHash: `sha256:${await sha256Hex(bytes.subarray(split.start, split.end))}` };
 }
