@@ -2,6 +2,7 @@
 // the same edge; 3. delivery latency vs the intake POST alone; 4. the Worker's size as `wrangler deploy` uploads it;
 // 5. the CPU a message costs, by size, vs a bare insert of the same bytes (relay-cpu.ts); 6. rows written and read
 // per message by kind, with history and without, beside the figures before history (relay-history-rows.ts).
+// `--part 5` runs part 5 alone, with part 1's intake steps it prints (relayCpuPart).
 import { gzipSync } from "node:zlib";
 import { startMiniflare } from "../scripts/local-workerd.ts";
 import type { WorkerBundle } from "../scripts/local-workerd.ts";
@@ -32,7 +33,23 @@ function startBenchMiniflare(bundle: WorkerBundle) {
   return startMiniflare("clawrelay-bench", bundle, { ...env, DEFAULT_HUB_URL: { type: "text", value: LOOPBACK_HUB_URL } }, exports);
 }
 
-export async function relayScenario(run: BenchRun): Promise<void> {
+/** Part 5 alone (`npm run bench -- --part 5`): part 1's intake steps, then part 5 and its summary rows. */
+async function relayCpuPart(run: BenchRun): Promise<void> {
+  const [benchBundle, verifyBundle] = (await run.bundle("bench/baseline-worker.toml", "bench/verify-worker.toml")) as [WorkerBundle, WorkerBundle];
+  run.log(`part 1 (intake steps only), ${REPETITIONS} reps…`);
+  const verify = await timeOperations(await run.startMiniflare(() => startMiniflare("clawrelay-verify-bench", verifyBundle)), INTAKE_OPERATIONS);
+  await run.stopMiniflare();
+  const relay = await run.startMiniflare(() => startBenchMiniflare(benchBundle));
+  const senders = await Promise.all(Array.from({ length: SENDERS }, () => newAgent()));
+  for (const sender of senders) await claimInbox(relay, sender);
+  const cpu = await runCpuRows(relay, senders, run.log);
+  await run.stopMiniflare();
+  printGoalSummary("Summary (part 5 only)", printCpuRows(cpu, verify));
+}
+
+export async function relayScenario(run: BenchRun, args: Record<string, number>): Promise<void> {
+  if (args.part !== 0 && args.part !== 5) throw new Error(`--part ${args.part}: only part 5 runs alone (--part 5); without --part every part runs`);
+  if (args.part === 5) return relayCpuPart(run);
   console.log(`all traffic on 127.0.0.1; client and workerd share the same cores`);
   const [relayBundle, benchBundle, verifyBundle] = (await run.bundle("wrangler.toml", "bench/baseline-worker.toml", "bench/verify-worker.toml")) as [WorkerBundle, WorkerBundle, WorkerBundle];
   run.log(`part 1: verify (N = ${ED25519.map(([op]) => OPERATIONS_PER_REQUEST[op]).join("/")}, ${REPETITIONS} reps)…`);

@@ -8,7 +8,8 @@ import { fmt, loadAverage, printHeader } from "./report.ts";
 type Scenario = { title: string; nodeNote?: string; options?: Record<string, number>; watchdogMs?: number; includes: string; main: () => Promise<(run: BenchRun, args: Record<string, number>) => Promise<void>> };
 
 const SCENARIOS: Record<string, Scenario> = {
-  relay: { title: "clawrelay bench", includes: "bundling, Miniflare start-up, pre-signing included", main: async () => (await import("./relay-scenario.ts")).relayScenario },
+  // --part 5: only part 5 and the intake steps of part 1 it prints (0, the default: every part).
+  relay: { title: "clawrelay bench", includes: "bundling, Miniflare start-up, pre-signing included", options: { part: 0 }, main: async () => (await import("./relay-scenario.ts")).relayScenario },
   agent: {
     title: "clawrelay local-agent bench", nodeNote: " (bench and children)", watchdogMs: 1_200_000, includes: "bundling, Miniflare start-up, 3 s idle wait, a 20 s outage included",
     options: { "lanes-only": 0 }, main: async () => (await import("./agent-scenario.ts")).agentScenario },

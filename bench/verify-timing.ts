@@ -7,7 +7,7 @@ import type { VerifyOperation } from "./verify-operations.ts";
 /** Operations per request: each request does ~0.1–0.2 s of work, far above the request overhead. */
 export const OPERATIONS_PER_REQUEST: Record<VerifyOperation, number> = {
   webcrypto: 2000, purejs: 100, "hash-input": 20_000, github: 2000, stripe: 2000, slack: 2000, "standard-webhooks": 2000, token: 5000,
-  "utf8-decode": 200, "strict-scan": 50, "json-parse": 50, jcs: 50, sha256: 200, "re-serialise": 50,
+  "utf8-decode": 200, "strict-scan": 50, "json-parse": 50, jcs: 50, "canonical-check": 50, sha256: 200, "re-serialise": 50,
 };
 export const REPETITIONS = 7;
 

@@ -7,6 +7,7 @@ import { draftEnvelope, signingInput } from "../protocol/envelope.ts";
 import { jcs, payloadHash } from "../protocol/payload-hash.ts";
 import { sha256 } from "../protocol/sha256.ts";
 import { strictJsonProblem } from "../protocol/strict-json.ts";
+import { canonicalJsonEnd } from "../protocol/canonical-json.ts";
 import { payloadOf } from "./bench-payload.ts";
 import { verifyGithub } from "../worker/sources/github.ts";
 import { importHmacKey, signedContent } from "../worker/sources/hmac.ts";
@@ -64,6 +65,8 @@ async function buildOperations(): Promise<Map<VerifyOperation, Operation>> {
     ["strict-scan", () => strictJsonProblem(bigText) === null],
     ["json-parse", () => typeof JSON.parse(bigText) === "object"],
     ["jcs", () => jcs(big.payload).length > 0],
+    // What replaces decoding, the strict scan, JSON.parse and JCS of a payload posted in JCS form (protocol/posted-payload.ts).
+    ["canonical-check", () => canonicalJsonEnd(bigJcs, 0, 63) === bigJcs.length],
     ["sha256", async () => (await sha256(bigJcs)).length === 32],
     ["re-serialise", () => utf8(JSON.stringify(big)).length > 0],
   ]);

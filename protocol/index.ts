@@ -16,6 +16,8 @@ export * from "./queue-item.ts";
 export * from "./subpath.ts";
 export * from "./hub-prefix.ts";
 export * from "./strict-json.ts";
+export * from "./canonical-json.ts";
+export * from "./posted-payload.ts";
 export * from "./hub-api-core.ts";
 export * from "./hub-api-registry.ts";
 export * from "./hub-api-inbox.ts";

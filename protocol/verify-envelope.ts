@@ -26,6 +26,11 @@ export interface EnvelopeChecks {
   /** Finds a key by (claimed owner, key id); null when nobody knows it. */
   resolveKey: (agentId: string, keyId: string) => Promise<KeyRecord | null>;
   verify?: (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => Promise<boolean>;
+  /**
+   * The payload's hash ("sha256:<hex>") when the caller already has it: a payload posted in its JCS form
+   * is hashed from its bytes (posted-payload.ts). Worked out here otherwise.
+   */
+  payloadHash?: string | null;
   /** The envelope's signing input when the caller already built it (it is built here otherwise). */
   input?: Uint8Array;
   /**
@@ -47,7 +52,7 @@ export async function verifyEnvelope(envelope: Envelope, checks: EnvelopeChecks)
       `envelope ts ${envelope.ts} is more than ${TIMESTAMP_WINDOW_SEC}s from the relay's clock (${checks.nowSec}); sign it again with the current time`,
     );
   }
-  if ((await payloadHash(envelope.payload)) !== envelope.payload_hash) {
+  if ((checks.payloadHash ?? (await payloadHash(envelope.payload))) !== envelope.payload_hash) {
     throw fail("payload_hash_mismatch", "payload_hash is not sha256 of the JCS (RFC 8785) form of payload");
   }
   const key = await checks.resolveKey(envelope.from, envelope.sig.key_id);

@@ -12,13 +12,12 @@ import {
   TIMESTAMP_WINDOW_SEC,
   canonicalSubpath,
   holdsOnlySignedFields,
-  parseEnvelope,
 } from "../protocol/index.ts";
 import { openedFrame } from "./delivery/delivery-frame.ts";
 import { answerNotFound, handleError } from "./http-errors.ts";
 import { applyClaim, keyMayActFor, publicView } from "./inbox-config.ts";
 import { acceptPostedEnvelope } from "./intake/intake.ts";
-import { parseJsonBody, readBodyCapped } from "./intake/request-body.ts";
+import { parseJsonBody, readBodyCapped, readPostedEnvelope } from "./intake/request-body.ts";
 import { assertMayClaim, claimHasToken } from "./access/admission.ts";
 import { hubRoutes } from "./hub/hub-routes.ts";
 import { acceptHookBody } from "./hub/webhook-era/hub-webhook.ts";
@@ -146,11 +145,10 @@ export function inboxRouter(inbox: InboxHost): Hono {
   app.post("/inbox/:agent_id/envelopes", async (c) => {
     const config = inbox.requireConfig();
     const body = await readBodyCapped(c.req.raw, config.limits.max_body_bytes);
-    const json = parseJsonBody(body);
-    const envelope = parseEnvelope(json);
+    const { json, envelope, payloadHash } = await readPostedEnvelope(body);
     // Stored as sent when it holds nothing but the envelope (a leading BOM, which the parse skips, would not be).
     const asSent = holdsOnlySignedFields(json, envelope) && body[0] !== 0xef;
-    return c.json(await acceptPostedEnvelope(inbox.intake(), envelope, asSent ? body : null), 202);
+    return c.json(await acceptPostedEnvelope(inbox.intake(), envelope, asSent ? body : null, payloadHash), 202);
   });
 
   app.get("/inbox/:agent_id/connect", async (c) => {

@@ -1,5 +1,5 @@
 // HTTP calls the local agent makes to its relay: claim the inbox, check it, send envelopes.
-import { signedRequestHeaders, utf8 } from "../../protocol/index.ts";
+import { envelopeText, signedRequestHeaders, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import type { Identity } from "../identity.ts";
@@ -105,11 +105,12 @@ export async function signedRelayCall(
   }, timeoutMs);
 }
 
+/** Posted with its payload in JCS form (protocol/posted-payload.ts), which the relay hashes from the bytes as they are. */
 export function postEnvelope(relayUrl: string, envelope: Envelope): Promise<RelayAnswer> {
   return call(relayUrl, `/inbox/${envelope.to}/envelopes`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(envelope),
+    body: envelopeText(envelope),
   });
 }
 

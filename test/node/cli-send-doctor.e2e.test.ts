@@ -32,6 +32,17 @@ describe("clawrelay send", () => {
     expect(queue.body.count).toBe(1);
   });
 
+  it("posts a --payload in its JCS form (keys sorted, no spaces), which the relay stores as sent", async () => {
+    const { home } = await setUp();
+    const id = home.settings.agent_id;
+    const result = await runCli(["send", "--to", id, "--payload", '{ "z": [1.5, "ü"], "a": { "y": null, "b": "x / y" } }'], home.env);
+    expect([result.code, result.stderr]).toEqual([0, ""]);
+    const identity = await identityFromPrivateKey(home.settings.key.private_key, home.settings.key.key_id);
+    const queue = await signedRelayCall(fixture.relay().url, identity, "GET", `/inbox/${id}/messages?ack=false`);
+    const [message] = queue.body.messages as { body: string }[];
+    expect(message!.body).toContain(',"payload":{"a":{"b":"x / y","y":null},"z":[1.5,"ü"]}}');
+  });
+
   it("a --to that is not an agent id exits 1 with a clear message and sends nothing", async () => {
     const { home } = await setUp();
     const result = await runCli(["send", "--to", "bob", "--text", "hi"], home.env);

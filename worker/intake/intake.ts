@@ -7,6 +7,7 @@
 // test/worker/limits.test.ts.
 import { RelayError, utf8 } from "../../protocol/index.ts";
 import type { Envelope } from "../../protocol/index.ts";
+import { envelopeLane } from "../storage/message-lane.ts";
 import type { NewMessage } from "../storage/stored-message.ts";
 import { planAck, sendAck } from "./ack-step.ts";
 import { admitStep, assertCapacity } from "./admit-step.ts";
@@ -28,9 +29,14 @@ export function lifetimeOf(ctx: Pick<IntakeContext, "config" | "nowMs">, envelop
   return { ttlSec, expiresAtMs: ctx.nowMs + ttlSec * 1000 };
 }
 
-/** The queue row of an accepted envelope: `body` as stored, a hook body under its sub-path or the envelope itself. */
+/**
+ * The queue row of an accepted envelope: `body` as stored, a hook body under its sub-path or the envelope
+ * itself. The envelope stored as itself has its lane from the envelope at hand (the same fields the agent
+ * reads from the body), rather than from parsing its body again.
+ */
 export function envelopeRow(nowMs: number, envelope: Envelope, body: Uint8Array, hook: { subpath: string; contentType: string } | null, expiresAtMs: number): NewMessage {
   return {
+    ...(hook ? {} : { lane: envelopeLane(envelope) }),
     kind: hook ? "hook" : "envelope",
     subpath: hook?.subpath ?? null,
     content_type: hook?.contentType ?? "application/json",
@@ -46,13 +52,14 @@ export function envelopeRow(nowMs: number, envelope: Envelope, body: Uint8Array,
 /**
  * POST /inbox/{id}/envelopes. Stored as its signed fields: `asSent` when the body held nothing else
  * (serialising 256 KiB again costs ~1.5 ms of CPU), else re-serialised (parseEnvelope dropped the
- * rest). The ack is in the answer, and goes to the sender's inbox when it has one here.
+ * rest). The ack is in the answer, and goes to the sender's inbox when it has one here. `payloadHash`:
+ * the payload's, when it came in JCS form and was hashed from its bytes (request-body.ts).
  */
-export async function acceptPostedEnvelope(ctx: IntakeContext, envelope: Envelope, asSent: Uint8Array | null): Promise<Answer> {
+export async function acceptPostedEnvelope(ctx: IntakeContext, envelope: Envelope, asSent: Uint8Array | null, payloadHash: string | null = null): Promise<Answer> {
   if (isHubMade(envelope)) {
     throw new RelayError(400, "unsigned_envelope_refused", "unsigned hub-made envelopes are accepted only through the hub webhook (POST /inbox/{id}/hooks/…)");
   }
-  const checked = await verifyStep(ctx, envelope, { room: null, clock: "relay", vouched: false });
+  const checked = await verifyStep(ctx, envelope, { room: null, clock: "relay", vouched: false, payloadHash });
   if (isRepeat(checked)) return checked.repeat;
   const body = asSent ?? utf8(JSON.stringify(envelope));
   const admitted = admitStep(ctx, checked, { policy: true, rate: true, bytes: body.byteLength });

@@ -1,5 +1,9 @@
-// Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole.
-import { RelayError, decodeUtf8Text, parseStrictJson, readStreamCapped } from "../../protocol/index.ts";
+// Reads a request body with a byte cap, so an oversized webhook is refused before it is buffered whole,
+// and a JSON body strictly; a posted envelope whose payload is in JCS form takes the short way
+// (protocol/posted-payload.ts). Used by inbox-routes.ts and the other routes that take JSON; covered by
+// test/worker/limits.test.ts, test/worker/envelopes.test.ts and test/worker/canonical-payload.test.ts.
+import { RelayError, decodeUtf8Text, parseEnvelope, parseStrictJson, readStreamCapped, sha256Hex, splitCanonicalPayload, withPayloadFrom } from "../../protocol/index.ts";
+import type { Envelope } from "../../protocol/index.ts";
 
 /** What a 413 tells a sender of a message: the inbox's own limit, and why it is where it is. */
 export const MESSAGE_LIMIT_ADVICE =
@@ -41,4 +45,35 @@ export function parseJsonBody(bytes: Uint8Array): unknown {
   const text = decodeUtf8Text(bytes);
   if (text === null) throw new RelayError(400, "invalid_json", "the body is not UTF-8 text");
   return parseStrictJson(text);
+}
+
+/** A posted envelope: the body's JSON (its payload `{}` when taken the short way), the envelope, and the payload's hash when known. */
+export interface PostedEnvelope {
+  json: unknown;
+  envelope: Envelope;
+  payloadHash: string | null;
+}
+
+/**
+ * The body of POST …/envelopes, as parseJsonBody and parseEnvelope read it, with the same answers. A
+ * payload in JCS form is checked by one scan of its bytes and hashed from them: no canonicalize, and no
+ * decoding or JSON.parse until something reads it (docs/benchmarks.md, "The CPU a message costs").
+ */
+export async function readPostedEnvelope(bytes: Uint8Array): Promise<PostedEnvelope> {
+  const split = splitCanonicalPayload(bytes);
+  let json: unknown = null;
+  if (split) {
+    try {
+      json = parseStrictJson(split.rest);
+    } catch (err) {
+      // The rest is not strict JSON: the whole body is parsed below, so the refusal names the body's own offsets.
+      if (!(err instanceof RelayError)) throw err;
+    }
+  }
+  if (!split || json === null) {
+    const whole = parseJsonBody(bytes);
+    return { json: whole, envelope: parseEnvelope(whole), payloadHash: null };
+  }
+  const envelope = withPayloadFrom(parseEnvelope(json), bytes, split);
+  return { json, envelope, payloadHash: `sha256:${await sha256Hex(bytes.subarray(split.start, split.end))}` };
 }

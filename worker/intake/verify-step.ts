@@ -34,6 +34,8 @@ export interface VerifyRules {
   clock: "relay" | "hub";
   /** Unsigned, and taken on the inbox's own hub's word (a dashboard user's message): nothing to verify. */
   vouched: boolean;
+  /** The payload's hash when intake has it already: a posted payload in JCS form, hashed from its bytes (request-body.ts). */
+  payloadHash?: string | null;
 }
 
 /** Identifies one exact signed envelope: its nine signed fields (`input`, if already built) and its signature. */
@@ -77,6 +79,7 @@ export async function verifyStep(ctx: IntakeContext, envelope: Envelope, rules: 
       room,
       nowSec: windowSec,
       input,
+      payloadHash: rules.payloadHash ?? null,
       resolveKey: async (agentId, keyId): Promise<KeyRecord | null> => {
         const resolved = await ctx.resolveKey(agentId, keyId);
         keySource = resolved.source;
@@ -87,7 +90,7 @@ export async function verifyStep(ctx: IntakeContext, envelope: Envelope, rules: 
     // The very same signed envelope (its payload intact) is answered as the first time; anything else
     // reusing the id must pass every check first.
     const previous = ctx.store.findDuplicate(envelope.from, envelope.msg_id);
-    if (previous && previous.fingerprint === fingerprint && (await payloadHash(envelope.payload)) === envelope.payload_hash) return repeatOf(previous, ctx.config.agent_id, envelope);
+    if (previous && previous.fingerprint === fingerprint && (rules.payloadHash ?? (await payloadHash(envelope.payload))) === envelope.payload_hash) return repeatOf(previous, ctx.config.agent_id, envelope);
     throw err;
   }
   return { envelope, fingerprint, hubMade, signed: true, keySource };

@@ -30,6 +30,12 @@ function hookSessionKey(m: LaneInputs, text: string | null): string | null {
   return hookBodySessionKey(m.content_type, text ?? new TextDecoder().decode(m.body));
 }
 
+/** The lane of an envelope stored as itself, from the envelope intake parsed (what messageLane reads back from its body). */
+export function envelopeLane(envelope: Envelope): string {
+  const source = sourceNameOf(envelope.from);
+  return source !== null ? laneOf({ source }) : laneOf({ envelope });
+}
+
 export function messageLane(m: LaneInputs): string {
   const source = sourceNameOf(m.sender);
   if (source !== null) return laneOf({ source });

@@ -12,6 +12,8 @@ import { messageLane } from "./message-lane.ts";
 import type { NewMessage, StoredMessage } from "./stored-message.ts";
 
 export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  // A request's body spans its buffer: no copy (SQLite copies the blob as it binds it).
+  if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) return bytes.buffer;
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
 }
 
@@ -100,7 +102,7 @@ export class QueueTable extends InboxRecords {
 
   insertMessage(m: NewMessage): number {
     const seq = this.maxSeq + 1;
-    const lane = messageLane(m);
+    const lane = m.lane ?? messageLane(m);
     this.exec(
       `INSERT INTO messages (seq, kind, subpath, content_type, body, size, received_at, expires_at, sender, msg_id, env_type, headers, request, lane)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

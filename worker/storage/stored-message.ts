@@ -34,6 +34,8 @@ export type NewMessage = Pick<StoredMessage, "kind" | "subpath" | "content_type"
   body: Uint8Array;
   headers?: string | null;
   request?: string | null;
+  /** Its lane when intake has it already (a posted envelope it parsed); else message-lane.ts reads it from the body (~1 ms for 256 KiB). */
+  lane?: string;
 };
 
 /** A receipt from a sibling inbox (sibling-receipts.ts), stored as a message with its dedup record. */
