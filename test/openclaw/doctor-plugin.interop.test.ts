@@ -28,7 +28,14 @@ import type { RealGateway } from "./support/real-gateway.ts";
 
 const REPO = join(import.meta.dirname, "../..");
 /** What the installed package needs at run time: package.json's own list, so a dependency added there is copied too. */
-const RUNTIME_DEPENDENCIES = Object.keys((JSON.parse(readFileSync(join(REPO, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+/**
+ * Every package an install from npm would bring (the run-time dependencies and theirs), as package-lock.json
+ * lists them: each entry under node_modules/ that is not dev-only. The gateway checks a plugin's dependencies'
+ * own dependencies too (the MCP SDK's ajv, zod …), so copying the direct ones alone is not an install.
+ */
+const RUNTIME_PACKAGES = Object.entries((JSON.parse(readFileSync(join(REPO, "package-lock.json"), "utf8")) as { packages: Record<string, { dev?: boolean; link?: boolean }> }).packages)
+  .filter(([path, entry]) => path.startsWith("node_modules/") && entry.dev !== true && entry.link !== true)
+  .map(([path]) => path);
 const nonce = crypto.randomUUID().slice(0, 8);
 
 let model: FakeModel;
@@ -48,7 +55,7 @@ const temp = (prefix: string) => {
   return dir;
 };
 
-/** package.json, the manifest, dist/ compiled from the sources now, and the run-time dependencies copied (a symlinked node_modules is refused by the gateway's install scan). */
+/** package.json, the manifest, dist/ compiled from the sources now, and the run-time packages copied (a symlinked node_modules is refused by the gateway's install scan). */
 function buildPlugin(): string {
   const dir = temp("clawrelay-plugin-build-");
   cpSync(join(REPO, "package.json"), join(dir, "package.json"));
@@ -59,9 +66,11 @@ function buildPlugin(): string {
     // A type error elsewhere in the tree still emits; the entry must exist.
   }
   if (!existsSync(join(dir, "dist/openclaw-plugin/clawrelay-plugin.js"))) throw new Error("tsc -p tsconfig.build.json emitted no plugin entry");
-  for (const dep of RUNTIME_DEPENDENCIES) {
-    mkdirSync(join(dir, "node_modules", dep, ".."), { recursive: true });
-    cpSync(join(REPO, "node_modules", dep), join(dir, "node_modules", dep), { recursive: true });
+  // Nested paths (node_modules/a/node_modules/b) come after their parent in the lock file, so a parent's copy never overwrites them.
+  for (const path of RUNTIME_PACKAGES) {
+    if (!existsSync(join(REPO, path))) continue; // An optional package for another platform is in the lock file but not installed.
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    cpSync(join(REPO, path), join(dir, path), { recursive: true });
   }
   return dir;
 }
