@@ -14,7 +14,7 @@ import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
 import type { QueueItem, QueueSummary } from "../../protocol/index.ts";
-import { serveInspector } from "./inspector-server.ts";
+import { agentStatusFixture, serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector deliveries browser test");
 
@@ -40,17 +40,7 @@ async function standInRelay(): Promise<{ url: string; close: () => void }> {
 }
 
 function agentStatus(now: number, relayUrl: string): AgentStatus {
-  return {
-    agent_id: "ag_0123456789ab",
-    runs_in: "standalone",
-    relay: { url: relayUrl, state: "connected", since: now - 600_000, backlog: 0, error: null },
-    gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery: { counted_since: now, delivered: 30, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 1, in_flight: 0, concurrency: 4, gateway_down: null, lanes: [], cursor: 42, forwards: [] },
-    delegation: { waiting: 0, late_results_dropped: 0 },
-    hub: { mode: null, watch: { state: "off", url: "", since: now, last_update_at: null, updates: 0, error: null }, credentials: null },
-    api_port: 0,
-    started_at: now - 600_000,
-  };
+  return agentStatusFixture(now, relayUrl, { delivered: 30, queued: 1, cursor: 42 });
 }
 
 describe.skipIf(!CHROMIUM)("the inspector's deliveries, one row per message", () => {

@@ -14,7 +14,7 @@ import type { AgentLane } from "../../local-agent/delivery/delivery-status.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { LaneSummary, QueueItem, QueueSummary } from "../../protocol/index.ts";
-import { serveInspector } from "./inspector-server.ts";
+import { agentStatusFixture, serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector lanes browser test");
 const HOSTILE = '<img src=x onerror="window.__pwned=1">\u001b[31m\u202eevil';
@@ -46,20 +46,10 @@ async function standInRelay(items: QueueItem[], lanes: LaneSummary[] | undefined
 }
 
 function agentStatus(now: number, relayUrl: string, lanes: AgentLane[] | undefined): AgentStatus {
-  const delivery = { counted_since: now, delivered: 3, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 2, in_flight: 1, concurrency: 4, gateway_down: null, lanes: lanes ?? [], cursor: 3, forwards: [] };
+  const status = agentStatusFixture(now, relayUrl, { delivered: 3, queued: 2, in_flight: 1, lanes: lanes ?? [], cursor: 3 });
   // An agent from before lanes reports no `lanes` at all.
-  if (lanes === undefined) Reflect.deleteProperty(delivery, "lanes");
-  return {
-    agent_id: "ag_0123456789ab",
-    runs_in: "standalone",
-    relay: { url: relayUrl, state: "connected", since: now - 600_000, backlog: 0, error: null },
-    gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery,
-    delegation: { waiting: 0, late_results_dropped: 0 },
-    hub: { mode: null, watch: { state: "off", url: "", since: now, last_update_at: null, updates: 0, error: null }, credentials: null },
-    api_port: 0,
-    started_at: now - 600_000,
-  };
+  if (lanes === undefined) Reflect.deleteProperty(status.delivery, "lanes");
+  return status;
 }
 
 async function openPage(now: number, items: QueueItem[], relayLanes: LaneSummary[] | undefined, agentLanes: AgentLane[] | undefined) {

@@ -13,7 +13,7 @@ import type { AgentStatus } from "../../local-agent/agent-status.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { QueueItem, QueueSummary } from "../../protocol/index.ts";
-import { serveInspector } from "./inspector-server.ts";
+import { agentStatusFixture, serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector outage browser test");
 
@@ -48,20 +48,10 @@ async function standInRelay(): Promise<{ url: string; close: () => void }> {
 }
 
 function agentStatus(now: number, relayUrl: string, probes: number): AgentStatus {
-  return {
-    agent_id: "ag_0123456789ab",
-    runs_in: "standalone",
-    relay: { url: relayUrl, state: "connected", since: now - 600_000, backlog: 0, error: null },
-    gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery: {
-      counted_since: now, delivered: 0, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 1, in_flight: 1, concurrency: 4,
-      gateway_down: { since: now - 120_000, probes, reason: "gateway unreachable: connect ECONNREFUSED 127.0.0.1:18789" }, lanes: [], cursor: 4, forwards: [],
-    },
-    delegation: { waiting: 0, late_results_dropped: 0 },
-    hub: { mode: null, watch: { state: "off", url: "", since: now, last_update_at: null, updates: 0, error: null }, credentials: null },
-    api_port: 0,
-    started_at: now - 600_000,
-  };
+  return agentStatusFixture(now, relayUrl, {
+    queued: 1, in_flight: 1, cursor: 4,
+    gateway_down: { since: now - 120_000, probes, reason: "gateway unreachable: connect ECONNREFUSED 127.0.0.1:18789" },
+  });
 }
 
 describe.skipIf(!CHROMIUM)("the inspector during a gateway outage", () => {

@@ -10,7 +10,7 @@ import type { RetryNow } from "../../local-agent/delivery/delivery-status.ts";
 import { newIdentity } from "../../local-agent/identity.ts";
 import { DeliveryFeed } from "../../local-agent/inspector/delivery-feed.ts";
 import type { DeliveryEvent } from "../../local-agent/inspector/delivery-feed.ts";
-import { serveInspector } from "./inspector-server.ts";
+import { agentStatusFixture, serveInspector } from "./inspector-server.ts";
 
 const browser = useChromium("inspector retry browser test");
 
@@ -18,17 +18,7 @@ const PAUSE = "the gateway refused the hook token (401): fix hooks.token in open
 const NO_RELAY = "http://127.0.0.1:9";
 
 function agentStatus(now: number, delivery: Partial<AgentStatus["delivery"]>): AgentStatus {
-  return {
-    agent_id: "ag_0123456789ab",
-    runs_in: "standalone",
-    relay: { url: NO_RELAY, state: "connected", since: now - 600_000, backlog: 0, error: null },
-    gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery: { counted_since: now, delivered: 3, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: null, queued: 0, in_flight: 0, concurrency: 4, gateway_down: null, lanes: [], cursor: 3, forwards: [], ...delivery },
-    delegation: { waiting: 0, late_results_dropped: 0 },
-    hub: { mode: null, watch: { state: "off", url: "", since: now, last_update_at: null, updates: 0, error: null }, credentials: null },
-    api_port: 0,
-    started_at: now - 600_000,
-  };
+  return agentStatusFixture(now, NO_RELAY, { delivered: 3, cursor: 3, ...delivery });
 }
 
 const event = (id: number, more: Partial<DeliveryEvent> = {}): DeliveryEvent => ({ outcome: "delivered", id, subpath: "agentgram_inbox/agent", sender: null, status: 202, at: Date.now(), latency_ms: 12, attempts: 1, detail: null, ...more });
