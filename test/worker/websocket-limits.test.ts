@@ -15,7 +15,7 @@ import type { SocketState } from "../../worker/delivery/socket-session.ts";
 import { claimInbox, errorCode, relayFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox } from "../support/workerd/agents.ts";
 import { UPGRADE_HEADERS, authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
-import { ageSockets, ids, inboxWithHooks, queued, stubOf } from "../support/workerd/socket-fixtures.ts";
+import { ageSockets, eventually, ids, inboxWithHooks, queued, stubOf } from "../support/workerd/socket-fixtures.ts";
 
 afterEach(() => closeAllSockets());
 
@@ -29,19 +29,6 @@ async function deafPeer(inbox: ClaimedInbox): Promise<{ ws: WebSocket; frames: s
   });
   res.webSocket.accept({ allowHalfOpen: true });
   return { ws: res.webSocket, frames };
-}
-
-/** Polls `check` until it passes, for up to `ms`: socket events of different sockets are not ordered. */
-async function eventually(check: () => Promise<void>, ms = 2000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
 }
 
 /**

@@ -10,22 +10,9 @@ import type { SocketState } from "../../worker/delivery/socket-session.ts";
 import { newAgent, relayFetch } from "../support/workerd/agents.ts";
 import type { ClaimedInbox, TestAgent } from "../support/workerd/agents.ts";
 import { SocketClient, UPGRADE_HEADERS, authFrame, closeAllSockets, connect } from "../support/workerd/socket-client.ts";
-import { ageSockets, ids, inboxWithHooks, stubOf } from "../support/workerd/socket-fixtures.ts";
+import { ageSockets, eventually, ids, inboxWithHooks, stubOf } from "../support/workerd/socket-fixtures.ts";
 
 afterEach(() => closeAllSockets());
-
-/** Polls `check` until it passes, for up to `ms`: socket events of different sockets are not ordered. */
-async function eventually(check: () => Promise<void>, ms = 2000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > until) throw err;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
 
 const connectPath = (inbox: ClaimedInbox) => `/inbox/${inbox.agent.id}/connect`;
 

@@ -1,4 +1,5 @@
-// Shared set-up of the WebSocket tests: inboxes with queued messages and what each delivery must carry.
+// Shared set-up of the WebSocket tests: inboxes with queued messages, what each delivery must carry, and
+// waiting for a check that socket events of different sockets make true.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import type { DeliveryFrame } from "../../../protocol/index.ts";
@@ -63,4 +64,17 @@ export function deadlinesAndAlarm(inbox: ClaimedInbox): Promise<{ deadlines: num
     }),
     alarm: await state.storage.getAlarm(),
   }));
+}
+
+/** Polls `check` until it passes, for up to `ms`: socket events of different sockets are not ordered. */
+export async function eventually(check: () => Promise<void>, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (err) {
+      if (Date.now() > until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
 }
