@@ -104,7 +104,8 @@ function numberEnd(bytes: Uint8Array, at: number): number {
   } else if (plain && leadingZero && at !== intStart) plain = false;
   if (plain && significant <= 15 && !isNumberChar(bytes[end]!)) return end;
   while (isNumberChar(bytes[end]!)) end++;
-  const spelled = String.fromCharCode(...bytes.subarray(at, end));
+  // Decoded, not spread into String.fromCharCode: a number of ~120,000 digits would overflow the stack.
+  const spelled = decodeUtf8(bytes.subarray(at, end))!;
   // Every finite number's toString is a JSON number; "Infinity" and "NaN" have letters this never takes.
   return String(Number(spelled)) === spelled ? end : -1;
 }

@@ -139,6 +139,9 @@ describe("canonicalJsonEnd agrees with strict parse + canonicalize (2,000 values
   it("judges numbers as Number::toString spells them, at the 15-digit and 1e-6 edges", () => {
     const spellings = ["0", "-0", "1", "-1", "01", "1.0", "1.5", "-0.5", "0.000001", "0.0000001", "1e-7", "1e+21", "1e21", "1E+21", "100000000000000000000", "123456789012345", "1234567890123456", "12345678901234567", "0.1", "0.30000000000000004", "1.", ".5", "-", "2e3", "9007199254740993"];
     for (const spelled of spellings) expect([spelled, fastVerdict(spelled)]).toEqual([spelled, isOwnJcs(spelled)]);
+    // A number of 200,000 digits (within a body's 256 KiB) is judged, not a stack overflow.
+    const long = `[1${"1".repeat(200_000)}]`;
+    expect(fastVerdict(long)).toBe(isOwnJcs(long));
   });
 
   it("refuses escapes JCS does not write, duplicate and unsorted keys, and depth past the limit", () => {

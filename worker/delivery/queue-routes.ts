@@ -166,20 +166,12 @@ export function queueRoutes(host: QueueHost): Hono {
     const config = await requireOwner(host, c.req.raw, { spendNonce: true });
     const id = messageId(c.req.param("id"));
     const message = host.store.find(id);
-    if (!message) {
-      // A kept (delivered, or dead past its shelf) message is queued again as a copy; it stays kept.
-      const expiresAt = Date.now() + config.limits.hook_ttl_sec * 1000;
-      const next = host.store.replayKept(id, expiresAt);
-      if (next === null) throw notFound(id);
-      await host.ensureAlarm(expiresAt);
-      host.wakeConsumers();
-      return c.json({ replayed: id, id: next, state: "queued" });
-    }
-    if (message.state !== "dead") {
+    if (message && message.state !== "dead") {
       throw new RelayError(409, "not_dead", `message ${id} is ${itemState(message, host.inFlight())}, not dead: only dead messages are replayed (it will be delivered anyway)`);
     }
     const expiresAt = Date.now() + config.limits.hook_ttl_sec * 1000;
-    const next = host.store.replay(id, expiresAt);
+    // Not in the queue: a kept (delivered, or dead past its shelf) message is queued again as a copy; it stays kept.
+    const next = message ? host.store.replay(id, expiresAt) : host.store.replayKept(id, expiresAt);
     if (next === null) throw notFound(id);
     await host.ensureAlarm(expiresAt);
     host.wakeConsumers();

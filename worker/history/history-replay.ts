@@ -79,7 +79,8 @@ export async function replayRoute(host: HistoryHost, request: Request): Promise<
     for (const row of scan.rows.slice(0, HISTORY_REPLAY_MAX)) {
       if (row.state !== "delivered" && row.state !== "dead") continue;
       const seq = Number(row.seq);
-      const message: StoredMessage | KeptMessage | null = store.find(seq) ?? store.history.find(seq);
+      const queued = store.find(seq);
+      const message: StoredMessage | KeptMessage | null = queued ?? store.history.find(seq);
       if (!message) continue;
       if (message.replay_of !== null && (store.find(message.replay_of) ?? store.history.find(message.replay_of))) continue;
       if (isLive(message)) {
@@ -96,7 +97,8 @@ export async function replayRoute(host: HistoryHost, request: Request): Promise<
       result.matched += 1;
       lastDone = seq;
       if (ask.dryRun) continue;
-      const to = message.state === "dead" && store.find(seq) ? store.replay(seq, expiresAt) : store.replayKept(seq, expiresAt);
+      // As a single replay (queue-routes.ts): a dead one in the queue leaves the shelf, a kept one is copied.
+      const to = queued?.state === "dead" ? store.replay(seq, expiresAt) : store.replayKept(seq, expiresAt);
       if (to === null) continue;
       result.replayed += 1;
       result.ids.push({ from: seq, to });
