@@ -5,8 +5,7 @@
 // page at a time in id order; "Load more" follows the relay's cursor. Each row opens the message's detail.
 // A match's excerpt is the sender's text: only ever set as text. Imported by inspector.js; covered by
 // test/node/inspector-history.browser.test.ts.
-import { deliveriesOf } from "./delivery-list.js";
-import { openMessage, selectedId } from "./message-detail.js";
+import { messageRow } from "./message-detail.js";
 import { api, cell, clippedCell, el, reasonCell } from "./page-dom.js";
 import { ago, clock, oneLine } from "./page-text.js";
 
@@ -38,11 +37,7 @@ function where(m) {
 
 /** @param {HistoryItem} m */
 function row(m) {
-  const tr = document.createElement("tr");
-  tr.dataset.id = String(m.id);
-  tr.dataset.state = m.state;
-  if (m.id === selectedId()) tr.className = "selected";
-  tr.append(
+  return messageRow(m, "history", [
     cell("td", String(m.id), "mono"),
     cell("td", m.state, m.state === "dead" ? "status-bad" : m.state === "delivered" ? "status-ok" : ""),
     clippedCell(where(m), "mono clip"),
@@ -50,9 +45,7 @@ function row(m) {
     cell("td", `${m.size ?? 0} B`),
     cell("td", m.received_at ? ago(clock.now() - m.received_at) : ""),
     reasonCell(oneLine(m.excerpt ?? ""), m.excerpt ?? "", "excerpt mono"),
-  );
-  tr.addEventListener("click", () => void openMessage(m.id, deliveriesOf(m.id), "history"));
-  return tr;
+  ]);
 }
 
 /** Reads a page: the first of a new search (`more` false), or the next of the one shown. @param {boolean} more */

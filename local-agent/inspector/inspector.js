@@ -8,7 +8,7 @@ import { addDelivery, deliveriesOf, lastGatewayEvent, resetDeliveries, retryingC
 import { wireHistory } from "./history-list.js";
 import { renderChart } from "./hour-chart.js";
 import { setAgentLanes, setRelayLanes } from "./lane-panel.js";
-import { openMessage, selectedId, updateSeen, wireDetail } from "./message-detail.js";
+import { messageRow, openMessage, selectedId, updateSeen, wireDetail } from "./message-detail.js";
 import { api, cell, clippedCell, el, eventsUrl, reasonCell, setText } from "./page-dom.js";
 import { ago, clock, oneLine, retryText, statusClass } from "./page-text.js";
 
@@ -152,12 +152,8 @@ async function refreshQueue() {
     setRelayLanes(listing.summary.lanes ?? []);
     const body = /** @type {HTMLElement} */ (el("queue").querySelector("tbody"));
     body.replaceChildren(
-      ...listing.messages.map((m) => {
-        const row = document.createElement("tr");
-        row.dataset.id = String(m.id);
-        row.dataset.state = m.state;
-        if (m.id === selectedId()) row.className = "selected";
-        row.append(
+      ...listing.messages.map((m) =>
+        messageRow(m, "queue", [
           cell("td", String(m.id), "mono"),
           cell("td", m.state, m.state === "dead" ? "status-bad" : ""),
           cell("td", m.subpath ?? `(envelope ${m.type ?? "?"})`, "mono clip"),
@@ -166,10 +162,8 @@ async function refreshQueue() {
           cell("td", `${m.size ?? 0} B`),
           cell("td", m.received_at ? ago(clock.now() - m.received_at) : ""),
           reasonCell(oneLine(m.reason ?? ""), m.reason ?? "", ""),
-        );
-        row.addEventListener("click", () => void openMessage(m.id, deliveriesOf(m.id), "queue"));
-        return row;
-      }),
+        ]),
+      ),
     );
     empty.hidden = listing.messages.length > 0;
     empty.textContent = "The inbox holds nothing: everything was delivered.";

@@ -39,6 +39,20 @@ export function updateSeen(seen) {
   if (label?.nextElementSibling && seen) label.nextElementSibling.textContent = seenHere(seen) ?? "";
 }
 
+/**
+ * A list's row for message `m` (the queue's, the history's): marked while it is the one open, opening it on a click.
+ * @param {QueueItem} m @param {"queue" | "history"} from the list it is in @param {HTMLElement[]} cells
+ */
+export function messageRow(m, from, cells) {
+  const tr = document.createElement("tr");
+  tr.dataset.id = String(m.id);
+  tr.dataset.state = m.state;
+  if (m.id === selected) tr.className = "selected";
+  tr.append(...cells);
+  tr.addEventListener("click", () => void openMessage(m.id, deliveriesOf(m.id), from));
+  return tr;
+}
+
 /** @param {number} id @param {MessageDeliveries | null} seen what the Deliveries list knows of it @param {"deliveries" | "queue" | "history"} from the list clicked */
 export async function openMessage(id, seen, from) {
   selected = id;

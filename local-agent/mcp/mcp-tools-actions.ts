@@ -6,17 +6,16 @@
 // test/node/mcp-server.e2e.test.ts.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { draftEnvelope, signEnvelope } from "../../protocol/index.ts";
+import { AGENT_ID_PATTERN, draftEnvelope, signEnvelope } from "../../protocol/index.ts";
 import { AgentError } from "../errors.ts";
 import { OutboxSender } from "../relay/outbox.ts";
 import { relayErrorText } from "../relay/relay-api.ts";
-import { replayHistoryOnce } from "../relay/history.ts";
+import { REPLAY_STATES, replayHistoryOnce } from "../relay/history.ts";
 import { READ_ONLY, toolAnswer } from "./mcp-context.ts";
 import type { McpContext } from "./mcp-context.ts";
 import { UNTRUSTED_NOTE } from "./mcp-present.ts";
 import { timeBoundMs } from "./time-bound.ts";
 
-const AGENT_ID = /^ag_[0-9a-f]{12}$/;
 const DIRECTORY_TIMEOUT_MS = 15_000;
 /** The running agent answers a delegation when the result comes or its own wait ends (delegate_timeout_ms). */
 const DELEGATE_MARGIN_MS = 30_000;
@@ -94,7 +93,7 @@ export function registerActionTools(server: McpServer, context: McpContext, read
         since: z.string().min(1).max(64).describe("replay messages received at or after: an ISO 8601 time such as 2026-12-07T05:00:00Z, or a duration back from now such as 90m, 2h, 7d"),
         until: z.string().min(1).max(64).optional().describe("and before this time (same forms)"),
         source: z.string().min(1).max(64).optional().describe("only this webhook source's events"),
-        state: z.enum(["delivered", "dead", "all"]).optional().describe("which messages (default delivered)"),
+        state: z.enum(REPLAY_STATES).optional().describe("which messages (default delivered)"),
         dry_run: z.boolean().optional().describe("only count, replay nothing"),
         after: z.number().int().min(0).optional().describe("next_after from the call before, when it answered has_more"),
       },
@@ -122,7 +121,7 @@ export function registerActionTools(server: McpServer, context: McpContext, read
       title: "Send a message to another agent",
       description: "Sends a signed message ({\"text\": …}) from this agent to another agent's inbox, as `clawrelay send` does; it is recorded in this agent's outbox, and the receiver's relay answers with a signed receipt. Use it to reply to a message (reply_to = its msg_id) or to write to an agent found with directory_search.",
       inputSchema: {
-        to: z.string().regex(AGENT_ID).describe("the receiving agent's id (ag_ + 12 hex)"),
+        to: z.string().regex(AGENT_ID_PATTERN).describe("the receiving agent's id (ag_ + 12 hex)"),
         text: z.string().min(1).max(100_000).describe("the message text"),
         reply_to: z.string().min(1).max(128).optional().describe("the msg_id of the message this answers"),
       },
