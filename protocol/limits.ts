@@ -30,6 +30,8 @@ export const INBOX_CEILINGS = {
 /** GET …/history: at most this many messages a page, and this long a wait (seconds) for the next one. */
 export const HISTORY_LIMIT_MAX = 200;
 export const HISTORY_WAIT_MAX_SEC = 60;
+/** A history search's text: 1 to this many characters. */
+export const HISTORY_SEARCH_MAX_CHARS = 200;
 /** Every history request looks at no more than this many ids of each table it reads (queue and day tables), then answers with a cursor. */
 export const HISTORY_SCAN_IDS = 1000;
 /** POST …/history/replay replays at most this many a call (has_more, next_after then). */

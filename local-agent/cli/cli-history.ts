@@ -3,6 +3,7 @@
 // `messages replay --since T …` (the bulk replay). A time flag is an ISO 8601 time or a duration back from
 // now. The flags are read before the settings, so a typing mistake is said first. Loaded by cli-messages.ts when one of them is given; covered by test/node/history-text.test.ts and
 // history-cli.e2e.test.ts.
+import { HISTORY_SEARCH_MAX_CHARS } from "../../protocol/index.ts";
 import { listHistory, replayHistory, HISTORY_STATES, REPLAY_STATES } from "../relay/history.ts";
 import type { HistoryFilter, HistoryState, ReplayState } from "../relay/history.ts";
 import type { InboxAccess } from "../relay/messages.ts";
@@ -15,8 +16,6 @@ import { bulkReplayText, historyListingJson, historyListingText } from "./histor
 export const HISTORY_FLAGS = ["since", "until", "source", "from", "conversation", "search", "limit"] as const;
 export const LIST_LIMIT_DEFAULT = 200;
 export const LIST_LIMIT_MAX = 10_000;
-/** The relay's bound on a search text (docs/protocol.md). */
-const SEARCH_MAX = 200;
 
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const DURATION = /^(\d{1,7})([smhdw])$/;
@@ -54,7 +53,7 @@ export function historyFilter(values: Values, nowMs: number): HistoryFilter {
   const untilMs = optionalTime(values, "until", nowMs);
   if (sinceMs !== undefined && untilMs !== undefined && untilMs < sinceMs) throw new UsageError("--until is before --since: nothing can match");
   const search = stringFlag(values, "search");
-  if (search !== undefined && (search.length === 0 || search.length > SEARCH_MAX)) throw new UsageError(`--search takes 1 to ${SEARCH_MAX} characters`);
+  if (search !== undefined && (search.length === 0 || search.length > HISTORY_SEARCH_MAX_CHARS)) throw new UsageError(`--search takes 1 to ${HISTORY_SEARCH_MAX_CHARS} characters`);
   const filter: HistoryFilter = {};
   if (state !== undefined) filter.state = state;
   if (sinceMs !== undefined) filter.sinceMs = sinceMs;

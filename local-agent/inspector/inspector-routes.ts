@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import type { Context, Next } from "hono";
 import { streamSSE } from "hono/streaming";
-import { MESSAGE_STATES, forwardUrl, redactHeaderPairs, redactHeaderRecord } from "../../protocol/index.ts";
+import { HISTORY_SEARCH_MAX_CHARS, MESSAGE_STATES, forwardUrl, redactHeaderPairs, redactHeaderRecord } from "../../protocol/index.ts";
 import type { MessageState } from "../../protocol/index.ts";
 import type { AgentStatus } from "../agent-status.ts";
 import type { DeliveryFeed } from "./delivery-feed.ts";
@@ -95,7 +95,7 @@ async function fromRelay<T>(call: Promise<T>): Promise<T> {
 
 const HISTORY_PAGE = 50;
 /** Bounds on what the page passes on, so a mistake is the inspector's 400 (the relay checks them as well). */
-const TEXT_MAX = { search: 200, source: 64, cursor: 512 } as const;
+const TEXT_MAX = { search: HISTORY_SEARCH_MAX_CHARS, source: 64, cursor: 512 } as const;
 
 /** The history page's query (state, search, source, cursor) as the relay's, checked; one page of HISTORY_PAGE. */
 function historyQueryOf(param: (name: string) => string | undefined): HistoryQuery {

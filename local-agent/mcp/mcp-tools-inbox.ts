@@ -6,7 +6,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { showMessage } from "../relay/messages.ts";
-import { AGENT_ID_PATTERN, HISTORY_LIMIT_MAX, HISTORY_WAIT_MAX_SEC as MAX_WAIT_SEC } from "../../protocol/index.ts";
+import { AGENT_ID_PATTERN, HISTORY_LIMIT_MAX, HISTORY_SEARCH_MAX_CHARS, HISTORY_WAIT_MAX_SEC as MAX_WAIT_SEC } from "../../protocol/index.ts";
 import { historyPage } from "../relay/history.ts";
 import type { HistoryPage, HistoryQuery } from "../relay/history.ts";
 import { READ_ONLY, toolAnswer } from "./mcp-context.ts";
@@ -77,7 +77,7 @@ export function registerInboxTools(server: McpServer, context: McpContext): void
       title: "Search the inbox's history",
       description: `Finds messages in this agent's inbox whose body, header values or path contain a text (case-insensitive), with optional filters: state, time range, webhook source, sender agent id, conversation. Each result has the matching excerpt. Use it to answer "did anyone send …", "what did GitHub say about …", "everything from ag_… since yesterday". When next_cursor is not null, call again with it to search further back in the kept history. ${UNTRUSTED}`,
       inputSchema: {
-        text: z.string().min(1).max(200).describe("the text to find (1–200 characters, case-insensitive)"),
+        text: z.string().min(1).max(HISTORY_SEARCH_MAX_CHARS).describe(`the text to find (1–${HISTORY_SEARCH_MAX_CHARS} characters, case-insensitive)`),
         state: z.enum(states).optional().describe("only messages in this state (default all)"),
         since: z.string().max(64).optional().describe("received at or after: an ISO 8601 time such as 2026-12-07T05:00:00Z, or a duration back from now such as 90m, 2h, 7d"),
         until: z.string().max(64).optional().describe("received before: same forms as since"),

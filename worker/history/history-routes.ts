@@ -4,7 +4,7 @@
 // calls like GET …/queue (docs/protocol.md, "History"); they never acknowledge anything and never touch
 // the agent's socket. Mounted by delivery/queue-routes.ts; covered by test/worker/history.test.ts.
 import { Hono } from "hono";
-import { HISTORY_LIMIT_MAX, HISTORY_STATES, HISTORY_WAIT_MAX_SEC, RelayError } from "../../protocol/index.ts";
+import { HISTORY_LIMIT_MAX, HISTORY_SEARCH_MAX_CHARS, HISTORY_STATES, HISTORY_WAIT_MAX_SEC, RelayError } from "../../protocol/index.ts";
 import type { HistoryPage, HistoryState } from "../../protocol/index.ts";
 import { requireOwner } from "../access/request-auth.ts";
 import { queueItem } from "../delivery/queue-routes.ts";
@@ -46,7 +46,7 @@ export function historyRoutes(host: HistoryHost): Hono {
     if (!(HISTORY_STATES as readonly string[]).includes(stateText)) throw invalid(`state must be one of ${HISTORY_STATES.join(", ")}`);
     const limit = queryInteger(c.req.query("limit"), "limit", 1, HISTORY_LIMIT_MAX, 50);
     const waitSec = queryInteger(c.req.query("wait"), "wait", 0, HISTORY_WAIT_MAX_SEC, 0);
-    const search = optionalText(c.req.query("search"), "search", 200);
+    const search = optionalText(c.req.query("search"), "search", HISTORY_SEARCH_MAX_CHARS);
     const source = optionalText(c.req.query("source"), "source", 200);
     const from = optionalText(c.req.query("from"), "from", 200);
     const { store } = host;
