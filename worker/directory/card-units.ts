@@ -4,6 +4,9 @@
 import { tokenize } from "./tokenize.ts";
 import type { AgentCard } from "./card.ts";
 
+// A card's text also indexes CJK characters one by one, so one-character queries find them (tokenize.ts).
+const cardTerms = (text: string) => tokenize(text, { characters: true });
+
 const WEIGHT = { skillName: 3, tags: 2, skillDescription: 1, examples: 1, agentDescription: 0.5, agentName: 1 };
 
 /**
@@ -18,19 +21,19 @@ type Field = [terms: string[], weight: number];
 /** A card's units: its skills in order, or one unit for a skill-less card. */
 export function cardUnits(card: AgentCard): Unit[] {
   // The agent's name and description are in every one of its units: tokenised once per card.
-  const name = tokenize(card.name);
-  const description = tokenize(card.description);
+  const name = cardTerms(card.name);
+  const description = cardTerms(card.description);
   // A skill-less agent's description is all it offers; weighting it as a skill's keeps it findable.
   if (card.skills.length === 0) return [unit(-1, [[name, WEIGHT.agentName], [description, WEIGHT.skillDescription]])];
   return card.skills.map((skill, i) =>
     unit(i, [
       [name, WEIGHT.agentName],
       [description, WEIGHT.agentDescription],
-      [tokenize(skill.name), WEIGHT.skillName],
-      [tokenize(skill.description), WEIGHT.skillDescription],
+      [cardTerms(skill.name), WEIGHT.skillName],
+      [cardTerms(skill.description), WEIGHT.skillDescription],
       // Cards come through parseCard, but stored JSON from older versions may lack the optional lists.
-      ...(skill.tags ?? []).map((tag): Field => [tokenize(tag), WEIGHT.tags]),
-      ...(skill.examples ?? []).map((example): Field => [tokenize(example), WEIGHT.examples]),
+      ...(skill.tags ?? []).map((tag): Field => [cardTerms(tag), WEIGHT.tags]),
+      ...(skill.examples ?? []).map((example): Field => [cardTerms(example), WEIGHT.examples]),
     ]),
   );
 }

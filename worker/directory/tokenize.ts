@@ -4,6 +4,13 @@
 // Cards and queries go through the same function, so any choice here only has to be consistent:
 // NFKC folds full-width and compatibility forms (ＡＢＣ, ﬁ, ①) before lowercasing; words are runs of
 // letters and numbers; CJK runs, written without spaces, become overlapping character bigrams.
+//
+// CJK folding: NFKC already turns half-width katakana into full-width (ｶﾚﾝﾀﾞｰ → カレンダー, the voiced
+// mark composed) and full-width Latin into ASCII; the iteration mark 々 is spelled out (時々 → 時時),
+// as both forms are written. Card text (cardUnits) also indexes each CJK character alone, so a
+// one-character query (症, 猫) finds a card whose words contain it; a query's runs of two or more stay
+// bigrams only, which keeps 天气 from matching every card with 天. Not folded: hiragana against katakana
+// and simplified against traditional Han (no standard one-to-one mapping without a dictionary).
 
 // Marks (\p{M}) stay inside words: after NFKC most Latin accents are precomposed, but the vowel signs
 // of Devanagari, Thai or Arabic are combining marks, and splitting on them would shred those words.
@@ -77,8 +84,14 @@ function undouble(w: string): string {
   return last !== undefined && last === w.at(-2) && !"aeioulsz".includes(last) && w.length > MIN_STEM ? w.slice(0, -1) : w;
 }
 
-/** Index terms of `text`, in order, with repeats (term frequency matters to the ranking). */
-export function tokenize(text: string): string[] {
+// A Han character followed by the iteration mark: the mark repeats it.
+const ITERATION = /(\p{sc=Han})々/gu;
+
+/**
+ * Index terms of `text`, in order, with repeats (term frequency matters to the ranking). `characters`
+ * (card text only): each character of a CJK run of two or more is a term as well as its bigrams.
+ */
+export function tokenize(text: string, options: { characters?: boolean } = {}): string[] {
   const terms: string[] = [];
   for (const [word] of text.normalize("NFKC").toLowerCase().matchAll(WORD)) {
     // Most words are ASCII and need no CJK split; skipping it nearly halves the time to tokenise.
@@ -89,7 +102,7 @@ export function tokenize(text: string): string[] {
     let last = 0;
     for (const run of word.matchAll(CJK_RUN)) {
       addWord(terms, word.slice(last, run.index));
-      addBigrams(terms, run[0]);
+      addBigrams(terms, run[0].replace(ITERATION, "$1$1"), options.characters === true);
       last = run.index + run[0].length;
     }
     addWord(terms, word.slice(last));
@@ -103,8 +116,9 @@ function addWord(terms: string[], word: string): void {
 
 // 天气预报 → 天气 气预 预报, so a query 天气 (itself the one bigram 天气) finds it without a dictionary.
 // Spread into code points first: rare Han characters lie outside the BMP.
-function addBigrams(terms: string[], run: string): void {
+function addBigrams(terms: string[], run: string, characters: boolean): void {
   const chars = [...run];
   if (chars.length === 1) terms.push(run);
   for (let i = 0; i + 1 < chars.length; i++) terms.push(chars[i]! + chars[i + 1]!);
+  if (characters && chars.length > 1) terms.push(...chars);
 }
