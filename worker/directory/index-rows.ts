@@ -120,6 +120,21 @@ export function decodeBlock(row: Record<string, unknown>, first: string, what: s
   return block;
 }
 
+/** The terms a block's header lists (its `terms` column alone, so the entries are not decoded). */
+export function blockTerms(text: unknown, what: string): string[] {
+  let header: unknown;
+  try {
+    header = JSON.parse(String(text));
+  } catch {
+    throw new IndexFormatError(`${what}: header is not JSON`);
+  }
+  if (!Array.isArray(header)) throw new IndexFormatError(`${what} is malformed`);
+  return header.map((entry: unknown, i) => {
+    if (!Array.isArray(entry) || typeof entry[0] !== "string") throw new IndexFormatError(`${what}: header entry ${i} is malformed`);
+    return entry[0];
+  });
+}
+
 /** Where `term`'s entries start in a block, and how many; null when the block lacks it. */
 export function entriesOf(block: DecodedBlock, term: string): [at: number, count: number] | null {
   let at = 0;

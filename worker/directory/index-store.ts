@@ -14,7 +14,7 @@
 // COMPACT_AT changed cards a commit appends the new units to the chunk at the end of the id space (ids
 // are never reused, so no other chunk's blocks change) and marks the replaced units dead in their unit
 // rows. Anything that does not decode or add up makes the store rebuild from the cards table.
-import { CHUNK_UNITS, BLOCK_IDS, NAMES_PER_ROW, blockFor, byChunk, checkEntries, decodeBlock, decodeStrings, decodeUnits, encodeBlocks, encodeUnits, entriesOf, joinPieces, liveEntries, mergePostings } from "./index-rows.ts";
+import { CHUNK_UNITS, BLOCK_IDS, NAMES_PER_ROW, blockFor, blockTerms, byChunk, checkEntries, decodeBlock, decodeStrings, decodeUnits, encodeBlocks, encodeUnits, entriesOf, joinPieces, liveEntries, mergePostings } from "./index-rows.ts";
 import type { Piece } from "./index-rows.ts";
 import type { IndexStats } from "./index-stats.ts";
 import type { AgentCard } from "./card.ts";
@@ -24,7 +24,7 @@ import type { BaseList, BasePostings, Postings } from "./term-index.ts";
 import type { Ranking } from "./search-scratch.ts";
 
 /** Bump when a row's meaning changes: an index of another format is rebuilt, never misread. */
-const FORMAT = 1;
+const FORMAT = 2;
 /** Changed cards replayed at start-up at most (~0.1 ms each), and so the cards per commit. */
 export const COMPACT_AT = 1000;
 /** Dead ids beyond the live ones (plus this) and a commit renumbers instead, by a rebuild. */
@@ -249,6 +249,14 @@ export class StoredIndex implements BasePostings {
       pieces.push({ chunk, offsets: block.ids.subarray(at, at + count), tfs: block.tfs.subarray(at, at + count) });
     });
     return joinPieces(pieces);
+  }
+
+  /**
+   * BasePostings: the terms of every block, from the blocks' headers only (the typo fallback reads them
+   * once, on the first query that needs it).
+   */
+  *terms(): Iterable<string> {
+    for (const row of this.sql.exec(`SELECT id, terms FROM search_blocks`)) yield* blockTerms(row.terms, `block ${String(row.id)}`);
   }
 
   /** Ranked hits with their cards (≤ 50, read from the cards table); rebuilds once if the index proves inconsistent. */

@@ -83,6 +83,8 @@ export interface BaseList { bases: Int32Array; ends: Int32Array; offsets: Uint16
 export interface BasePostings {
   /** Every persisted unit containing `term` (dead ones included), empty for none; throws IndexFormatError. */
   list(term: string): BaseList;
+  /** Every term with persisted entries (some perhaps only of dead units), each once; throws IndexFormatError. */
+  terms(): Iterable<string>;
 }
 
 /** A cached list, with how many of its units are live as of `deaths` (the index's count of killed units). */

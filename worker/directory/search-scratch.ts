@@ -9,8 +9,11 @@ import type { UnitTable } from "./unit-table.ts";
 export interface RankedAgent { name: string; score: number; skill: number }
 export interface Ranking { hits: RankedAgent[]; total: number }
 
-/** One query term's postings: the persisted ones (with their live count) and the recent ones. */
-export interface TermLists { base: CachedList | undefined; recent: Postings | undefined }
+/**
+ * One query term's postings: the persisted ones (with their live count) and the recent ones. `weak`: a
+ * common word or a typo's respelling, which alone does not make a unit an answer (see rank).
+ */
+export interface TermLists { base: CachedList | undefined; recent: Postings | undefined; weak: boolean }
 
 export class SearchScratch {
   // Per unit id, as long as the table's arrays.
@@ -18,6 +21,8 @@ export class SearchScratch {
   private scratch = new Float64Array(1024);
   /** Query terms each unit matched, all zeros between searches. */
   private matched = new Uint16Array(1024);
+  /** Query terms each unit matched that are not weak, all zeros between searches. */
+  private strong = new Uint16Array(1024);
   /** Units a search touched, in order (a typed array: ~30% faster than pushing to a JS array at 100,000 cards). */
   private touchedIds = new Int32Array(1024);
   // Per agent ordinal: valid while agentMark is the current search.
@@ -30,24 +35,30 @@ export class SearchScratch {
   fit(table: UnitTable): void {
     // Scratch starts afresh: no search is under way.
     const units = table.unitAgent.length;
-    if (this.scratch.length !== units) [this.scratch, this.matched, this.touchedIds] = [new Float64Array(units), new Uint16Array(units), new Int32Array(units)];
+    if (this.scratch.length !== units) [this.scratch, this.matched, this.strong, this.touchedIds] = [new Float64Array(units), new Uint16Array(units), new Uint16Array(units), new Int32Array(units)];
     const agents = table.agentFirst.length;
     if (this.agentMark.length !== agents) [this.agentMark, this.agentScore, this.agentSkill] = [new Float64Array(agents), new Float64Array(agents), new Int32Array(agents)];
   }
 
   get byteLength(): number {
-    return [this.scratch, this.matched, this.touchedIds, this.agentMark, this.agentScore, this.agentSkill].reduce((sum, array) => sum + array.byteLength, 0);
+    return [this.scratch, this.matched, this.strong, this.touchedIds, this.agentMark, this.agentScore, this.agentSkill].reduce((sum, array) => sum + array.byteLength, 0);
   }
 
-  /** The `max` best agents for a query of `lists` (one per distinct term), over `table`'s live units (some). */
+  /**
+   * The `max` best agents for a query of `lists` (one per distinct term), over `table`'s live units (some).
+   * The off-topic guard: a unit that matched only weak terms is a hit only when it matched at least half
+   * of the query's terms. "weather in Paris" (weather, 1 of 2) stays; "book a table for two at a sushi
+   * place" (table, 1 of 5) shares a common word with a tide table and is not a question for it.
+   */
   rank(table: UnitTable, lists: readonly TermLists[], max: number): Ranking {
     const n = table.liveUnits;
     const avgLength = table.totalLength / n || 1;
     const { unitLength, unitAgent } = table;
-    const { scratch: acc, matched, touchedIds: touched } = this;
+    const { scratch: acc, matched, strong, touchedIds: touched } = this;
     let touchedCount = 0;
     let idfSum = 0;
-    for (const { base, recent: list } of lists) {
+    for (const { base, recent: list, weak } of lists) {
+      const strength = weak ? 0 : 1;
       const df = (base?.live ?? 0) + (list?.ids.length ?? 0);
       const idf = idfOf(n, df);
       idfSum += idf;
@@ -63,6 +74,7 @@ export class SearchScratch {
             if (acc[id] === 0) touched[touchedCount++] = id;
             acc[id]! += (idf * tf) / (tf + k);
             matched[id]!++;
+            strong[id]! += strength;
           }
         }
       }
@@ -76,6 +88,7 @@ export class SearchScratch {
         if (acc[id] === 0) touched[touchedCount++] = id;
         acc[id]! += (idf * tf) / (tf + k);
         matched[id]!++;
+        strong[id]! += strength;
       }
     }
     // An agent scores as its best unit.
@@ -85,8 +98,11 @@ export class SearchScratch {
     for (let t = 0; t < touchedCount; t++) {
       const id = touched[t]!;
       const score = coverageScore(acc[id]! / idfSum, matched[id]!, lists.length);
+      const offTopic = strong[id] === 0 && 2 * matched[id]! < lists.length;
       acc[id] = 0;
       matched[id] = 0;
+      strong[id] = 0;
+      if (offTopic) continue;
       const agent = unitAgent[id]!;
       const skill = table.unitSkill[id]!;
       if (agentMark[agent] !== mark) {

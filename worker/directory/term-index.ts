@@ -11,9 +11,11 @@ import { MemoryPostings, PostingsCache } from "./postings.ts";
 import type { BasePostings, CachedList, Postings } from "./postings.ts";
 import type { BaseUnits } from "./base-units.ts";
 import type { AgentCard } from "./card.ts";
+import { isCommonTerm } from "./common-words.ts";
 import { SearchScratch } from "./search-scratch.ts";
-import type { Ranking } from "./search-scratch.ts";
+import type { Ranking, TermLists } from "./search-scratch.ts";
 import { tokenize } from "./tokenize.ts";
+import { respelling } from "./typo-fallback.ts";
 import { UnitTable } from "./unit-table.ts";
 
 const MAX_LIMIT = 50;
@@ -36,6 +38,8 @@ export class TermIndex {
   /** Base units killed so far: a cached list recounts its live entries when this moved. */
   private deaths = 0;
   private readonly killedBase = new Set<number>();
+  /** Every term with persisted entries (some perhaps dead), read from the base on the first typo fallback. */
+  private baseTerms: Set<string> | null = null;
 
   constructor(options: { cacheBytes?: number | undefined } = {}) {
     this.cache = new PostingsCache(options.cacheBytes);
@@ -60,6 +64,7 @@ export class TermIndex {
     this.scratch.fit(this.table);
     this.base = base;
     this.baseUnits = units.count;
+    this.baseTerms = null;
   }
 
   /**
@@ -102,14 +107,39 @@ export class TermIndex {
    * covers, times the coverage factor, in [0, 1): each query term contributes idf·sat, sat being BM25's
    * saturated term frequency scaled into [0, 1), and the sum is divided by the total idf of the query.
    * So 0.9 means "nearly every term, strongly" — comparable across queries, unlike a raw BM25 sum.
+   *
+   * Common words count, but a hit resting on them alone must cover half the query (search-scratch.ts).
+   * A query that finds nothing is tried once more with each term no card contains respelled into the
+   * nearest index term (typo-fallback.ts), those terms counting as weak as common words do.
    */
   rank(query: string, limit: number): Ranking {
     const max = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(limit) || 1));
     const terms = [...new Set(tokenize(query))];
     if (terms.length === 0 || this.table.liveUnits === 0) return { hits: [], total: 0 };
-    // Every list first: reading a persisted one may throw, and must not leave the scratch half-filled.
-    const baseLists = terms.map((term) => this.baseList(term));
-    return this.scratch.rank(this.table, terms.map((term, t) => ({ base: baseLists[t], recent: this.recent.get(term) })), max);
+    const lists = this.termLists(terms, new Set());
+    const ranking = this.scratch.rank(this.table, lists, max);
+    if (ranking.hits.length > 0) return ranking;
+    const respelled = new Set<string>();
+    const fixed = terms.map((term, t) => {
+      if (documentFrequency(lists[t]!) > 0) return term;
+      const candidate = respelling(term, this.vocabulary(), (other) => documentFrequency(this.termLists([other], respelled)[0]!));
+      if (candidate === null) return term;
+      respelled.add(candidate);
+      return candidate;
+    });
+    if (respelled.size === 0) return ranking;
+    return this.scratch.rank(this.table, this.termLists([...new Set(fixed)], respelled), max);
+  }
+
+  /** Each term's postings, read before any scoring: reading a persisted list may throw, and must not leave the scratch half-filled. */
+  private termLists(terms: readonly string[], respelled: ReadonlySet<string>): TermLists[] {
+    return terms.map((term) => ({ base: this.baseList(term), recent: this.recent.get(term), weak: respelled.has(term) || isCommonTerm(term) }));
+  }
+
+  /** The terms the typo fallback may respell into: the persisted ones (read once) and the recent ones. */
+  private *vocabulary(): Iterable<string> {
+    if (this.base && this.baseUnits > 0) yield* (this.baseTerms ??= new Set(this.base.terms()));
+    yield* this.recent.all().keys();
   }
 
   /** The persisted postings of `term`, with the number of live units among them. */
@@ -142,6 +172,8 @@ export class TermIndex {
 
   /** The caller persisted units() and recentPostings() under `base`: every unit now reads from it. */
   commit(base: BasePostings): void {
+    // The persisted terms only grow by the recent ones (dead terms stay until a rebuild; the fallback skips them).
+    if (this.baseTerms) for (const term of this.recent.all().keys()) this.baseTerms.add(term);
     this.base = base;
     this.baseUnits = this.table.nextUnit;
     this.recent.clear();
@@ -149,13 +181,20 @@ export class TermIndex {
     this.cache.clear();
   }
 
-  /** Rough bytes held: the arrays, names, recent postings and the cache (V8 overheads estimated). */
+  /** Rough bytes held: the arrays, names, recent postings, the cache and the typo fallback's terms (V8 overheads estimated). */
   memoryBytes(): number {
-    return this.table.memoryBytes() + this.scratch.byteLength + this.recent.memoryBytes() + this.cache.use.bytes;
+    let terms = 0;
+    for (const term of this.baseTerms ?? []) terms += 2 * term.length + 48;
+    return this.table.memoryBytes() + this.scratch.byteLength + this.recent.memoryBytes() + this.cache.use.bytes + terms;
   }
 
   /** Cached persisted postings: terms and bytes. */
   get cacheUse(): { terms: number; bytes: number } {
     return this.cache.use;
   }
+}
+
+/** Live units containing a term. */
+function documentFrequency({ base, recent }: TermLists): number {
+  return (base?.live ?? 0) + (recent?.ids.length ?? 0);
 }
