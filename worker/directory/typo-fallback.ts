@@ -10,8 +10,11 @@ import { isCommonTerm } from "./common-words.ts";
 
 /** Shorter terms have too many neighbours at one edit ("cat": bat, car, cut…). */
 export const MIN_LETTERS = 4;
-/** Terms up to this length may differ by one edit, longer ones by two. */
-export const ONE_EDIT_UP_TO = 5;
+/**
+ * Terms up to this length may differ by one edit, longer ones by two. Two edits from a six- or
+ * seven-letter word reach unrelated words ("record" → "report"), and most typos are one edit anyway.
+ */
+export const ONE_EDIT_UP_TO = 7;
 
 const LATIN = /^\p{Script=Latin}+$/u;
 

@@ -43,6 +43,8 @@ function syntheticCards(count: number, seed: number, prefix = "agent"): AgentCar
 const QUERIES = [
   ...Array.from({ length: 60 }, (_, i) => [WORDS[i % WORDS.length]!, WORDS[(i * 7) % WORDS.length]!, WORDS[(i * 13) % WORDS.length]!].slice(0, 1 + (i % 3)).join(" ")),
   "weather forecast zyxqwv", "zyxqwv", "", "the of and", "agent 17", "天气", "cafe données",
+  // Typos: found only by the fallback, which must respell alike from the persisted and the recent terms.
+  "wether forcast", "calender", "transalte zyxqwv", "invoise", "天", "報",
 ];
 
 /** A directory's cards table and its index, kept as the Directory object keeps them, beside an in-memory reference. */
@@ -117,8 +119,8 @@ describe("the persisted index after a restart", () => {
       const restarted = harness.restart();
       expect(restarted.stats()).toMatchObject({ opened: "loaded", rebuilds: 0, cards: harness.reference.size, pending: before.pending, units: { live: before.units.live, base: before.units.base } });
       harness.expectSameAnswers();
-      // Only the query terms' blocks were read.
-      expect(restarted.stats().cache.terms).toBeLessThan(WORDS.length + 10);
+      // Only the blocks of the query terms and of the typo fallback's few candidates were read.
+      expect(restarted.stats().cache.terms).toBeLessThan(WORDS.length + 20);
     });
   });
 
@@ -252,5 +254,32 @@ describe("the Directory object with its persisted index", () => {
       return { index: stats.rowsWritten - before.rowsWritten, cards: stats.cardRowsWritten - before.cardRowsWritten, pending: stats.pending };
     });
     expect(again).toEqual({ index: 0, cards: 1, pending: 200 });
+  });
+});
+
+describe("the typo fallback over the persisted index", () => {
+  it("respells as the in-memory index does: from persisted terms, recent ones, and never into a removed card's", async () => {
+    await inFreshDirectory((storage) => {
+      const harness = new Harness(storage, { compactAt: 10 });
+      for (const card of syntheticCards(40, 4)) harness.publish(card);
+      const only = (word: string): AgentCard => ({ name: `agent-${word}`, agent_id: "ag_00000000beef", description: "", skills: [{ id: word, name: word, description: "", tags: [], examples: [] }] });
+      harness.publish(only("zeppelin"));
+      for (const card of syntheticCards(10, 5, "more")) harness.publish(card);
+      expect(harness.store.stats().pending).toBeLessThan(10);
+      harness.restart();
+      const found = (query: string) => harness.store.find(query, 5).hits.map((hit) => hit.card.name);
+      expect(found("zepelin")).toEqual(["agent-zeppelin"]);
+      // Dead in the persisted blocks: its term is still listed there, with no live unit.
+      harness.release("agent-zeppelin");
+      expect(found("zepelin")).toEqual([]);
+      // Recent, then persisted by the next commit, after the persisted terms were read.
+      harness.publish(only("quokka"));
+      expect(found("qokka")).toEqual(["agent-quokka"]);
+      for (const card of syntheticCards(10, 6, "last")) harness.publish(card);
+      expect(harness.store.stats().commits).toBeGreaterThan(0);
+      expect(found("qokka")).toEqual(["agent-quokka"]);
+      harness.expectSameAnswers();
+      expect(harness.reference.search("zepelin", 5)).toEqual([]);
+    });
   });
 });

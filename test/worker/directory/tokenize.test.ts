@@ -62,6 +62,18 @@ describe("tokenize", () => {
     expect(tokenize("カレンダー")).toEqual(["カレ", "レン", "ンダ", "ダー"]);
   });
 
+  it("folds half-width katakana (voiced marks composed) and spells out the iteration mark 々", () => {
+    expect(tokenize("ｶﾚﾝﾀﾞｰ")).toEqual(tokenize("カレンダー"));
+    expect(tokenize("時々")).toEqual(["時時"]);
+    expect(tokenize("人々の声")).toEqual(["人人", "人の", "の声"]);
+  });
+
+  it("adds each character of a CJK run for card text only, so one-character queries find it", () => {
+    expect(tokenize("天气预报", { characters: true })).toEqual(["天气", "气预", "预报", "天", "气", "预", "报"]);
+    expect(tokenize("天", { characters: true })).toEqual(["天"]);
+    expect(tokenize("weather 天气", { characters: true })).toEqual(["weather", "天气", "天", "气"]);
+  });
+
   it("splits mixed Latin and CJK at the script boundary", () => {
     expect(tokenize("GPT4翻译器")).toEqual(["gpt4", "翻译", "译器"]);
     expect(tokenize("天气API")).toEqual(["天气", "api"]);
