@@ -251,10 +251,7 @@ export class StoredIndex implements BasePostings {
     return joinPieces(pieces);
   }
 
-  /**
-   * BasePostings: the terms of every block, from the blocks' headers only (the typo fallback reads them
-   * once, on the first query that needs it).
-   */
+  /** BasePostings: every block's terms, from the headers only (read once, by the first typo fallback). */
   *terms(): Iterable<string> {
     for (const row of this.sql.exec(`SELECT id, terms FROM search_blocks`)) yield* blockTerms(row.terms, `block ${String(row.id)}`);
   }
