@@ -1,0 +1,28 @@
+// The local stand-in for the Workers AI binding: an entrypoint worker beside the relay in Miniflare,
+// bound to the relay as `AI` (`env.AI.run(model, { text })` over JS RPC, as Workers AI is called). The
+// model itself runs in Node (local-model.ts): workerd cannot compile its WebAssembly, so each run goes
+// to the MODEL service binding, a function in the Node process that started Miniflare. Plain JavaScript
+// because workerd runs it as it is; read by scripts/local-ai/local-ai.ts. Covered by
+// test/worker/directory/local-ai.test.ts (workerd) and test/node/local-ai.test.ts.
+import { WorkerEntrypoint } from "cloudflare:workers";
+
+export class LocalAi extends WorkerEntrypoint {
+  /** Workers AI's text-embedding call: `{ text: string | string[] }` → `{ shape: [n, d], data }`; failures throw. */
+  async run(model, inputs) {
+    const text = typeof inputs?.text === "string" ? [inputs.text] : inputs?.text;
+    const response = await this.env.MODEL.fetch("http://local-ai/run", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, text }),
+    });
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer?.error?.message ?? `the local embeddings model answered HTTP ${response.status}`);
+    return answer;
+  }
+}
+
+export default {
+  fetch() {
+    return Response.json({ error: { code: "not_found", message: "local-ai is reached as the relay's AI binding (env.AI.run), not over HTTP" } }, { status: 404 });
+  },
+};
