@@ -2,9 +2,11 @@
 // Miniflare, bound to the relay as `AI`, with `EMBEDDING_MODEL` set to the local model; each run goes to
 // a function in this Node process (MODEL), which embeds with local-model.ts or another NodeEmbeddingsRun.
 // Imported by scripts/local-workerd.ts (npm start, the node end-to-end relays, the benchmarks, the
-// search evaluator) and vitest.config.ts (the workerd test project). Covered by test/node/local-ai.test.ts
+// search evaluator), scripts/dev-relay.ts (wrangler dev) and vitest.config.ts (the workerd test project). Covered by test/node/local-ai.test.ts
 // and test/worker/directory/local-ai.test.ts.
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Response } from "miniflare";
 import type { LegacyWorkerOptions, Miniflare, Request } from "miniflare";
 import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
@@ -34,7 +36,7 @@ function failure(status: number, code: string, message: string): Response {
  * The MODEL service binding's handler: `POST {model, text}` → `{shape, data}`, or the error as
  * `{error: {code, message}}` (LocalAi throws it in the caller, as a Workers AI failure throws).
  */
-export function modelRequestHandler(run: NodeEmbeddingsRun = runLocalModel): (request: Request) => Promise<Response> {
+export function modelRequestHandler(run: NodeEmbeddingsRun = runLocalModel): (request: Pick<Request, "json">) => Promise<Response> {
   return async (request) => {
     let body: { model?: unknown; text?: unknown };
     try {
@@ -94,4 +96,46 @@ export function localAiForVitest(): Pick<LegacyWorkerOptions, "ai" | "serviceBin
       },
     ],
   };
+}
+
+/**
+ * `npm run dev:relay` (wrangler dev), which binds no Node function: the model as a loopback HTTP server
+ * (POST /run, the MODEL handler's protocol) for LocalAi's MODEL_URL.
+ */
+export async function serveModelOverHttp(run: NodeEmbeddingsRun = runLocalModel): Promise<{ url: string; close(): void }> {
+  const handler = modelRequestHandler(run);
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      void handler({ json: async () => JSON.parse(body) as unknown }).then(async (response) => {
+        res.writeHead(response.status, { "content-type": "application/json" }).end(await response.text());
+      }).catch((error: unknown) => console.error("local-ai: answering wrangler dev's LocalAi failed:", error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/run`, close: () => server.close() };
+}
+
+/**
+ * The two configs `wrangler dev` runs for dev:relay, from wrangler.toml's text. The relay's: the same,
+ * `main` seen from `configDir` (one folder below the repo), and the remote-only `[ai]` table replaced by
+ * a service binding `AI` to LocalAi. LocalAi's: its module, with MODEL_URL.
+ */
+export function wranglerDevConfigs(wranglerToml: string, modelUrl: string): { relay: string; localAi: string } {
+  const relay = wranglerToml
+    .replace(/^main = "([^"]+)"$/m, (_, main: string) => `main = "../${main}"`)
+    .replace(/^\[ai\]\n(?:[^[\n][^\n]*\n?|\n)*/m, "");
+  const service = `\n[[services]]\nbinding = "AI"\nservice = "${LOCAL_AI_WORKER_NAME}"\nentrypoint = "LocalAi"\n`;
+  const localAi = [
+    `name = "${LOCAL_AI_WORKER_NAME}"`,
+    `main = "../scripts/local-ai/${MODULE_NAME}"`,
+    `compatibility_date = "${COMPATIBILITY_DATE}"`,
+    "",
+    "[vars]",
+    `MODEL_URL = "${modelUrl}"`,
+    "",
+  ].join("\n");
+  return { relay: relay.trimEnd() + "\n" + service, localAi };
 }

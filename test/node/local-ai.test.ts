@@ -2,7 +2,9 @@
 // text-embedding models do, and a worker in Miniflare reaches it, or another embedder, through env.AI.run.
 import { afterAll, describe, expect, it } from "vitest";
 import { LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
-import { localAiForMiniflare } from "../../scripts/local-ai/local-ai.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { localAiForMiniflare, serveModelOverHttp, wranglerDevConfigs } from "../../scripts/local-ai/local-ai.ts";
 import { runLocalModel } from "../../scripts/local-ai/local-model.ts";
 import type { NodeEmbeddingsRun } from "../../scripts/local-ai/local-model.ts";
 import { startMiniflare } from "../../scripts/local-workerd.ts";
@@ -92,5 +94,38 @@ describe("env.AI in Miniflare (startRelayMiniflare's wiring)", () => {
     const { body } = await probe.ask({ model: "@cf/example/other", text: ["one", "two"] });
     expect(calls).toEqual([{ model: "@cf/example/other", text: ["one", "two"] }]);
     expect(body.answer).toEqual({ shape: [2, 2], data: [[0.6, 0.8], [0.6, 0.8]] });
+  });
+});
+
+describe("npm run dev:relay's local AI (wrangler dev binds no Node function)", () => {
+  it("derives the relay's config from wrangler.toml with AI bound to LocalAi instead of Workers AI", () => {
+    const toml = readFileSync(join(import.meta.dirname, "../../wrangler.toml"), "utf8");
+    expect(toml).toMatch(/^\[ai\]\nbinding = "AI"$/m);
+    const { relay, localAi } = wranglerDevConfigs(toml, "http://127.0.0.1:1234/run");
+    expect(relay).not.toMatch(/^\[ai\]/m);
+    expect(relay).not.toMatch(/^remote = true/m);
+    expect(relay).toMatch(/^main = "\.\.\/worker\/index\.ts"$/m);
+    expect(relay).toMatch(/\[\[services\]\]\nbinding = "AI"\nservice = "local-ai"\nentrypoint = "LocalAi"\n$/);
+    // Everything else stays: the Durable Objects and their migrations.
+    expect(relay).toContain('class_name = "Directory"');
+    expect(relay).toContain('new_sqlite_classes = ["Directory"]');
+    expect(localAi).toContain('main = "../scripts/local-ai/local-ai-worker.js"');
+    expect(localAi).toContain('MODEL_URL = "http://127.0.0.1:1234/run"');
+  });
+
+  it("serves the model over loopback HTTP for LocalAi's MODEL_URL, failures in the error shape", async () => {
+    const server = await serveModelOverHttp();
+    try {
+      const post = (body: unknown) => fetch(server.url, { method: "POST", body: JSON.stringify(body) });
+      const ok = await post({ model: LOCAL_EMBEDDING_MODEL, text: ["weather forecast"] });
+      expect(ok.status).toBe(200);
+      expect(((await ok.json()) as { shape: number[] }).shape).toEqual([1, 512]);
+      const refused = await post({ model: PRODUCTION_EMBEDDING_MODEL, text: ["weather forecast"] });
+      expect(refused.status).toBe(500);
+      expect(await refused.json()).toMatchObject({ error: { code: "embeddings_failed", message: expect.stringContaining(PRODUCTION_EMBEDDING_MODEL) } });
+      expect((await post({ model: LOCAL_EMBEDDING_MODEL })).status).toBe(400);
+    } finally {
+      server.close();
+    }
   });
 });
