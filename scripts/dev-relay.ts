@@ -5,7 +5,7 @@
 // (LocalAi beside the relay, the model in this process: scripts/local-ai/). Covered by
 // test/node/start-dev-relay.test.ts.
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -52,6 +52,10 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const configs = wranglerDevConfigs(readFileSync(join(root, "wrangler.toml"), "utf8"), model.url);
   writeFileSync(join(root, RELAY_CONFIG), configs.relay);
   writeFileSync(join(root, LOCAL_AI_CONFIG), configs.localAi);
+  // wrangler reads `.dev.vars` (local secrets) beside the config it runs, which is this copy's folder.
+  const devVars = join(root, ".dev.vars");
+  if (existsSync(devVars)) copyFileSync(devVars, join(root, ".clawrelay-dev", ".dev.vars"));
+  else rmSync(join(root, ".clawrelay-dev", ".dev.vars"), { force: true });
   const wrangler = spawn(join(root, "node_modules", ".bin", "wrangler"), args, {
     cwd: root,
     stdio: "inherit",
