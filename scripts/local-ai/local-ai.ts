@@ -120,7 +120,7 @@ export async function serveModelOverHttp(run: NodeEmbeddingsRun = runLocalModel)
 
 /**
  * The two configs `wrangler dev` runs for dev:relay, from wrangler.toml's text. The relay's: the same,
- * `main` seen from `configDir` (one folder below the repo), and the remote-only `[ai]` table replaced by
+ * `main` seen from .clawrelay-dev/ (where dev:relay writes both), and the remote-only `[ai]` table replaced by
  * a service binding `AI` to LocalAi. LocalAi's: its module, with MODEL_URL.
  */
 export function wranglerDevConfigs(wranglerToml: string, modelUrl: string): { relay: string; localAi: string } {
