@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { localAiForVitest } from "./scripts/local-ai/local-ai.ts";
 
 // Tools started here must not phone home: no wrangler telemetry, no Request.cf download.
 process.env.WRANGLER_SEND_METRICS = "false";
@@ -22,12 +23,22 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: "./wrangler.toml" },
-            // Receipt keys are sealed in every relay test (secret-box.ts); the Node end-to-end runs
-            // go without the secret, so both ways are exercised.
-            miniflare: { bindings: { TEST_HUB_URL: inject("hubUrl"), RECEIPT_KEY_SECRET: "test-receipt-key-secret-0123456789" } },
-          })),
+          cloudflareTest(({ inject }) => {
+            // wrangler.toml binds Workers AI, which needs an account and the network: the tests run
+            // without either, on the local model in this process (scripts/local-ai/) behind the same
+            // env.AI.run, with EMBEDDING_MODEL set to it.
+            const localAi = localAiForVitest();
+            return {
+              wrangler: { configPath: "./wrangler.toml" },
+              remoteBindings: false,
+              miniflare: {
+                ...localAi,
+                // Receipt keys are sealed in every relay test (secret-box.ts); the Node end-to-end runs
+                // go without the secret, so both ways are exercised.
+                bindings: { ...localAi.bindings, TEST_HUB_URL: inject("hubUrl"), RECEIPT_KEY_SECRET: "test-receipt-key-secret-0123456789" },
+              },
+            };
+          }),
         ],
         test: {
           name: "workerd",

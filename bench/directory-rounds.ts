@@ -112,7 +112,9 @@ export async function runInboxEvictions(run: BenchRun, relay: HttpClient, agents
 
 export async function startRelay(run: BenchRun, bundle: WorkerBundle, persistDir: string) {
   const start = performance.now();
-  const relay = await run.startMiniflare(() => startRelayMiniflare(bundle, LOOPBACK_HUB_URL, { persistDir }));
+  // No embedding model: this measures the lexical index under 10,000+ synthetic cards, and the local
+  // model at ~30 ms a card would turn the load into minutes of embedding that measures nothing here.
+  const relay = await run.startMiniflare(() => startRelayMiniflare(bundle, LOOPBACK_HUB_URL, { persistDir, embeddings: "off" }));
   return { relay, readyMs: performance.now() - start };
 }
 

@@ -1,12 +1,18 @@
 // Bundles a Worker the way `wrangler deploy` does, offline (--dry-run --outdir, ~2 s), and runs the
-// bundle in programmatic Miniflare 5 on a loopback port. Used by the benchmark, the end-to-end
-// tests and `npm start`.
+// bundle in programmatic Miniflare 5 on a loopback port, the relay with the local embedding model as its
+// Workers AI (scripts/local-ai/). Used by the benchmark, the end-to-end tests, the search evaluator and
+// `npm start`.
 import { execFile } from "node:child_process";
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
+import { localAiForMiniflare } from "./local-ai/local-ai.ts";
+import { runLocalModel } from "./local-ai/local-model.ts";
+import type { NodeEmbeddingsRun } from "./local-ai/local-model.ts";
+
+export type { NodeEmbeddingsRun } from "./local-ai/local-model.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER_BIN = path.join(REPO_ROOT, "node_modules/wrangler/bin/wrangler.js");
@@ -53,6 +59,7 @@ export async function bundleWorker(configPath: string, outdir: string): Promise<
 
 export type WorkerBindings = NonNullable<ConstructorParameters<typeof Miniflare>[0]["workers"][number]["config"]["env"]>;
 export type WorkerExports = NonNullable<ConstructorParameters<typeof Miniflare>[0]["workers"][number]["config"]["exports"]>;
+type MiniflareWorker = ConstructorParameters<typeof Miniflare>[0]["workers"][number];
 
 export interface MiniflareOptions {
   /** Keep Durable Object storage here across restarts (default: in memory, gone on dispose). */
@@ -62,6 +69,17 @@ export interface MiniflareOptions {
   vars?: Record<string, string>;
   /** Each line the Worker and workerd log (default: Miniflare prints them); the tests keep them to assert. */
   onLog?: (log: { level: string; message: string }) => void;
+  /** Workers beside this one (the relay's local Workers AI). */
+  siblings?: MiniflareWorker[];
+}
+
+export interface RelayMiniflareOptions extends MiniflareOptions {
+  /**
+   * The relay's `AI` binding: "local" (default) the local English model in this process, with
+   * EMBEDDING_MODEL set to it; "off" none (the directory ranks lexically); or a function that embeds
+   * (the search evaluator's Workers AI REST client; name its model with `vars.EMBEDDING_MODEL`).
+   */
+  embeddings?: "local" | "off" | NodeEmbeddingsRun;
 }
 
 /** A Miniflare 5 instance running `bundle` as worker `name`; its URL from `await mf.ready`. */
@@ -85,12 +103,19 @@ export function startMiniflare(name: string, bundle: WorkerBundle, env: WorkerBi
           ...(exports ? { exports } : {}),
         },
       },
+      ...(options.siblings ?? []),
     ],
   });
 }
 
-/** The relay Worker (wrangler.toml's bindings) in Miniflare: INBOX and DIRECTORY as SQLite Durable Objects. */
-export function startRelayMiniflare(bundle: WorkerBundle, defaultHubUrl: string, options: MiniflareOptions = {}): Miniflare {
+/**
+ * The relay Worker (wrangler.toml's bindings) in Miniflare: INBOX and DIRECTORY as SQLite Durable
+ * Objects, and AI as options.embeddings says. `vars` come last, so they may name another EMBEDDING_MODEL
+ * or set EMBEDDING_FLOOR.
+ */
+export function startRelayMiniflare(bundle: WorkerBundle, defaultHubUrl: string, options: RelayMiniflareOptions = {}): Miniflare {
+  const embeddings = options.embeddings ?? "local";
+  const ai = embeddings === "off" ? null : localAiForMiniflare(embeddings === "local" ? runLocalModel : embeddings);
   return startMiniflare(
     "clawrelay",
     bundle,
@@ -98,9 +123,10 @@ export function startRelayMiniflare(bundle: WorkerBundle, defaultHubUrl: string,
       INBOX: { type: "durable-object", worker: "clawrelay", exportName: "Inbox" },
       DIRECTORY: { type: "durable-object", worker: "clawrelay", exportName: "Directory" },
       DEFAULT_HUB_URL: { type: "text", value: defaultHubUrl },
+      ...ai?.relayBindings,
       ...Object.fromEntries(Object.entries(options.vars ?? {}).map(([name, value]) => [name, { type: "text" as const, value }])),
     },
     { Inbox: { type: "durable-object", storage: "sqlite" }, Directory: { type: "durable-object", storage: "sqlite" } },
-    options,
+    { ...options, siblings: [...(options.siblings ?? []), ...(ai ? [ai.worker] : [])] },
   );
 }

@@ -1,7 +1,8 @@
 // `npm start`: the whole stack on this machine — the relay on local workerd (state kept in
 // .clawrelay-dev/relay), a dev identity (.clawrelay-dev/home), the OpenClaw gateway (waited for when
 // configured but down; a stand-in when none is configured, until one answers: start-gateway.ts), and
-// the local agent connected to it. Ctrl-C stops everything. The one-liners it
+// the local agent connected to it. The relay's directory embeds with the local English model in this
+// process, behind the Workers AI interface (scripts/local-ai/). Ctrl-C stops everything. The one-liners it
 // prints are start-lines.ts's (test/node/start-lines.test.ts).
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";

@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DEV_PORT, devRelayArgs } from "../../scripts/dev-relay.ts";
+import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
 import { freePort } from "../openclaw/support/real-gateway.ts";
 
 const portOf = (args: string[]) => args.filter((arg, i) => args[i - 1] === "--port");
@@ -22,6 +23,9 @@ describe("devRelayArgs", () => {
     const args = devRelayArgs(["--port", "9000", "--log-level", "debug", "--live-reload"], {});
     expect(args.slice(0, 3)).toEqual(["dev", "--ip", "127.0.0.1"]);
     expect(args).toContain(".clawrelay-dev/wrangler-state");
+    // The relay's config with AI as the local model, and LocalAi beside it (scripts/local-ai/).
+    expect(args.filter((arg, i) => args[i - 1] === "-c")).toEqual([".clawrelay-dev/wrangler.dev.toml", ".clawrelay-dev/local-ai.wrangler.toml"]);
+    expect(args.filter((arg, i) => args[i - 1] === "--var")).toEqual([`EMBEDDING_MODEL:${LOCAL_EMBEDDING_MODEL}`]);
     expect(args.slice(-3)).toEqual(["--log-level", "debug", "--live-reload"]);
   });
 

@@ -1,5 +1,7 @@
-// Bindings the workerd tests see: the Worker's own plus the stand-in hub's URL (vitest.config.ts).
+// Bindings the workerd tests see: the Worker's own (AI the local model) plus the stand-in hub's URL
+// (vitest.config.ts).
 import type { Directory } from "../../../worker/directory/directory.ts";
+import type { EmbeddingsBinding } from "../../../worker/directory/semantic-index.ts";
 import type { Inbox } from "../../../worker/inbox.ts";
 
 declare global {
@@ -14,6 +16,9 @@ declare global {
       DEFAULT_HUB_URL: string;
       TEST_HUB_URL: string;
       RECEIPT_KEY_SECRET: string;
+      /** The local model in the vitest process (scripts/local-ai/), as Workers AI is called. */
+      AI: EmbeddingsBinding;
+      EMBEDDING_MODEL: string;
     }
   }
 }
