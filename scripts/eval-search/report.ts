@@ -19,7 +19,8 @@ const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
 /** How the run ranked, in the directory's own words: the model and floor, or why it was lexical. */
 export function rankingOf(run: RunResult): string {
   const e = run.embeddings;
-  if (!e || e.state === "off" || e.model === null) return "ranked lexically (no embeddings model bound)";
+  if (!e) return "the directory reports no embeddings state (an older relay: its ranking is not shown)";
+  if (e.state === "off" || e.model === null) return "ranked lexically (no embeddings model bound)";
   const floor = e.floor === null ? "no floor" : `floor ${e.floor}`;
   const lexicalWhy = e.state === "uncalibrated" ? ": lexical until the model has a floor (--floor or --calibrate)" : e.state === "ready" ? "" : `: lexical (${e.state})`;
   return `${terminalSafe(e.model)}, ${floor}, ${e.embedded} of ${e.cards} cards embedded${lexicalWhy}`;

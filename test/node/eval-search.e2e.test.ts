@@ -51,10 +51,10 @@ describe("eval:search on the real relay", () => {
     expect(runs[1]!.result.embeddings?.state ?? "off").toBe("off");
     const model = runs[0]!.result;
     expect(model.figures.negatives_empty).toBe(4);
-    // With the local model bound the paraphrases can be found by meaning; a relay without one ranks
-    // lexically and says so in its stats (no `embeddings`, or state "off").
+    // With the local model bound and ready the paraphrases are found by meaning; a relay without it ranks
+    // lexically (its stats have no `embeddings`, or state "off"), never worse.
+    expect(model.figures.top1).toBeGreaterThanOrEqual(LEXICAL.top1);
     if (model.embeddings?.state === "ready") expect(model.figures.top1).toBeGreaterThan(LEXICAL.top1);
-    else expect(model.figures).toEqual(LEXICAL);
   });
 });
 
