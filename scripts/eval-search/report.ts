@@ -17,10 +17,11 @@ const QUERY_WIDTH = 60;
 const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
 
 /** How the run ranked, in the directory's own words: the model and floor, or why it was lexical. */
-export function rankingOf(run: RunResult): string {
-  const e = run.embeddings;
+export function rankingOf({ label, result }: LabelledRun): string {
+  const e = result.embeddings;
+  // The lexical run binds no AI, so it is lexical whatever the relay reports.
+  if (label === "lexical" || e?.state === "off" || e?.model === null) return "ranked lexically (no embeddings model bound)";
   if (!e) return "the directory reports no embeddings state (an older relay: its ranking is not shown)";
-  if (e.state === "off" || e.model === null) return "ranked lexically (no embeddings model bound)";
   const floor = e.floor === null ? "no floor" : `floor ${e.floor}`;
   const lexicalWhy = e.state === "uncalibrated" ? ": lexical until the model has a floor (--floor or --calibrate)" : e.state === "ready" ? "" : `: lexical (${e.state})`;
   return `${terminalSafe(e.model)}, ${floor}, ${e.embedded} of ${e.cards} cards embedded${lexicalWhy}`;
@@ -37,7 +38,7 @@ export function figuresTable(runs: readonly LabelledRun[]): string[] {
   return [
     `${"".padEnd(17)}${runs.map((run) => cell(run.label)).join("")}`.trimEnd(),
     ...rows.map(([name, show]) => `${name.padEnd(17)}${runs.map((run) => cell(show(run.result.figures, run.result.queries.length))).join("")}`.trimEnd()),
-    ...runs.map((run) => `${run.label}: ${rankingOf(run.result)}`),
+    ...runs.map((run) => `${run.label}: ${rankingOf(run)}`),
   ];
 }
 
