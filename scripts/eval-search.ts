@@ -59,7 +59,6 @@ export function evalSearchArgs(argv: string[], env: Record<string, string | unde
     if (!accountId || !apiToken) throw new EvalSearchUsage("--workers-ai needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (a token allowed Workers AI) in the environment");
     workersAi = { model, account: { accountId, apiToken, ...(env.CLOUDFLARE_API_BASE_URL ? { apiBase: env.CLOUDFLARE_API_BASE_URL } : {}) } };
   }
-  if (calibrate && !workersAi) throw new EvalSearchUsage("--calibrate embeds in this process and needs --workers-ai MODEL (the local model's floor is in worker/directory/embedding-models.ts)");
   return { file: positionals[0]!, json: values.json ?? false, verbose: values.verbose ?? false, lexical, floor, calibrate, workersAi };
 }
 

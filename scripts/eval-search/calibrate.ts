@@ -4,7 +4,7 @@
 // is just above it. Used by scripts/eval-search.ts; covered by test/node/eval-search-metrics.test.ts.
 import { cosine, skillText } from "../../worker/directory/semantic-index.ts";
 import type { SearchSet } from "./search-set.ts";
-import type { NodeEmbeddingsRun } from "./workers-ai-rest.ts";
+import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 /** Texts → one vector each, with the model the relay ranks with. */
 export type TextEmbedder = (texts: string[]) => Promise<number[][]>;

@@ -1,6 +1,7 @@
 // The evaluator's runs composed: calibrate first when asked, then the model run (unless --lexical) and
 // the lexical run, each on a fresh relay. Used by scripts/eval-search.ts (which bundles the Worker and
 // prints); covered by test/node/eval-search.e2e.test.ts.
+import { runLocalModel } from "../local-ai/local-model.ts";
 import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
 import type { WorkerBundle } from "../local-workerd.ts";
 import { calibrate, embedderFromRun } from "./calibrate.ts";
@@ -37,13 +38,11 @@ function modelEmbeddings(options: EvaluateOptions): { embeddings: RelayEmbedding
   return { embeddings: "local", model: LOCAL_EMBEDDING_MODEL };
 }
 
-/**
- * The same model in Node for --calibrate. The local model's loader is scripts/local-ai/ (issue 34's local
- * model); this is where it plugs in, as `embedderFromRun(<its NodeEmbeddingsRun>, LOCAL_EMBEDDING_MODEL)`.
- */
+/** The same model in Node for --calibrate: the local model's loader (scripts/local-ai/) or Workers AI's REST API. */
 export function calibrationEmbedder(options: EvaluateOptions): TextEmbedder | null {
   const { embeddings, model } = modelEmbeddings(options);
-  return typeof embeddings === "function" ? embedderFromRun(embeddings, model) : null;
+  if (embeddings === "off") return null;
+  return embedderFromRun(typeof embeddings === "function" ? embeddings : runLocalModel, model);
 }
 
 export async function evaluate(bundle: WorkerBundle, set: SearchSet, options: EvaluateOptions): Promise<Evaluation> {

@@ -11,7 +11,7 @@ import { directoryStats, publishCards } from "./directory-rpc.ts";
 import { figuresOf } from "./metrics.ts";
 import type { Figures, NegativeOutcome, QueryOutcome, SearchHit } from "./metrics.ts";
 import type { SearchSet } from "./search-set.ts";
-import type { NodeEmbeddingsRun } from "./workers-ai-rest.ts";
+import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 /** What answers the relay's AI binding: the local model in Node, none (lexical), or a run given here. */
 export type RelayEmbeddings = "local" | "off" | NodeEmbeddingsRun;

@@ -7,8 +7,7 @@
 // {"result": {"shape": [n, d], "data": [[...]]}, "success": true, "errors": [], "messages": []}, or
 // {"success": false, "errors": [{"code", "message"}]} (developers.cloudflare.com/workers-ai, REST API).
 
-/** The relay's AI binding answered from Node: `run(model, {text})` → one vector per text. */
-export type NodeEmbeddingsRun = (model: string, input: { text: string[] }) => Promise<{ shape: number[]; data: number[][] }>;
+import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 export const CLOUDFLARE_API_BASE = "https://api.cloudflare.com/client/v4";
 
