@@ -17,10 +17,15 @@ import type { CardVectors } from "./vector-codec.ts";
 import { VectorStore } from "./vector-store.ts";
 
 /**
- * Vector bytes one Directory object holds in memory (of its 128 MB, beside the lexical index's ~55 MB at
- * 100,000 cards): ~32,000 cards of three skills at 512 dimensions, ~16,000 at 1,024 (docs/directory.md, "Scale").
+ * Memory the vectors may take in one Directory object (of its 128 MB, beside the lexical index's ~55 MB
+ * at 100,000 cards): ~24,000 cards of three skills at 512 dimensions, ~13,800 at 1,024 (docs/directory.md, "Scale").
  */
 export const MAX_VECTOR_BYTES = 48 * 1024 * 1024;
+/**
+ * Memory a card's vectors take beyond their bytes and norms (its name, the map entry, two typed arrays):
+ * measured in Node 22 with 20,000 cards of 1 and 3 skills at 512 and 1,024 dimensions, 540 ± 5 bytes.
+ */
+export const CARD_OVERHEAD_BYTES = 540;
 
 /** Vectors made for one card, with the model that made them. */
 export interface Embedded { model: string; vectors: CardVectors }
@@ -60,11 +65,16 @@ export class CardEmbeddings {
   }
 
   state(): EmbeddingsState {
-    const { pending, bytes } = this.store.counts;
     if (!this.source) return "off";
     if (this.source.floor === null) return "uncalibrated";
-    if (bytes > this.maxVectorBytes) return "over_capacity";
-    return pending > 0 ? "embedding" : "ready";
+    if (this.memoryBytes() > this.maxVectorBytes) return "over_capacity";
+    return this.store.counts.pending > 0 ? "embedding" : "ready";
+  }
+
+  /** Memory the current model's vectors take held for search (held or not): bytes, 4-byte norms, per-card overhead. */
+  private memoryBytes(): number {
+    const { embedded, vectors, bytes } = this.store.counts;
+    return bytes + 4 * vectors + CARD_OVERHEAD_BYTES * embedded;
   }
 
   get hasPending(): boolean {
@@ -100,7 +110,7 @@ export class CardEmbeddings {
     this.store.put(name, model, vectors);
     if (model === this.source?.model) this.memory?.upsert(name, vectors);
     // Past the cap the vectors leave memory; they stay stored, ready for a larger cap or fewer cards.
-    if (this.store.counts.bytes > this.maxVectorBytes) this.memory = null;
+    if (this.memoryBytes() > this.maxVectorBytes) this.memory = null;
   }
 
   private drop(name: string, cardGone: boolean): void {
@@ -186,7 +196,7 @@ export class CardEmbeddings {
   }
 
   stats(): EmbeddingStats {
-    const { cards, embedded, pending, bytes } = this.store.counts;
+    const { cards, embedded, pending } = this.store.counts;
     return {
       model: this.source?.model ?? null,
       floor: this.source?.floor ?? null,
@@ -194,7 +204,7 @@ export class CardEmbeddings {
       cards,
       embedded,
       pending,
-      vectorBytes: bytes,
+      vectorBytes: this.memoryBytes(),
       lastError: this.lastError,
     };
   }

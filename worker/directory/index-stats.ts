@@ -33,7 +33,10 @@ export interface EmbeddingStats {
   embedded: number;
   /** Cards still to embed (0 without a binding). */
   pending: number;
-  /** Bytes of the current model's vectors (8 bits per dimension), what the memory cap is measured against. */
+  /**
+   * Memory the current model's vectors take held for search (8 bits per dimension, a norm per vector, the
+   * measured per-card overhead), what the memory cap (card-embeddings.ts MAX_VECTOR_BYTES) is measured against.
+   */
   vectorBytes: number;
   /** The last embeddings failure since the object started or the model changed ("where: message"). */
   lastError: string | null;

@@ -21,6 +21,7 @@ export class VectorStore {
   private cardCount = 0;
   private embeddedCount = 0;
   private storedBytes = 0;
+  private storedVectors = 0;
   rowsWritten = 0;
 
   constructor(storage: DurableObjectStorage) {
@@ -51,11 +52,13 @@ export class VectorStore {
     if (!this.key) {
       this.embeddedCount = 0;
       this.storedBytes = 0;
+      this.storedVectors = 0;
       return;
     }
-    const row = this.sql.exec(`SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(v.data)), 0) AS bytes FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE ${this.currentClause("v")}`, ...this.currentBindings()).one();
+    const row = this.sql.exec(`SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(v.data)), 0) AS bytes, COALESCE(SUM(v.count), 0) AS vectors FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE ${this.currentClause("v")}`, ...this.currentBindings()).one();
     this.embeddedCount = Number(row.n);
     this.storedBytes = Number(row.bytes);
+    this.storedVectors = Number(row.vectors);
   }
 
   private currentClause(table: string): string {
@@ -70,9 +73,10 @@ export class VectorStore {
     return this.key !== null && model === this.key.model && (this.key.dims === null || dims === this.key.dims);
   }
 
-  get counts(): { cards: number; embedded: number; pending: number; bytes: number } {
+  /** Cards, those with current vectors, those without, and the current vectors' count and bytes. */
+  get counts(): { cards: number; embedded: number; pending: number; vectors: number; bytes: number } {
     const pending = this.key ? Math.max(0, this.cardCount - this.embeddedCount) : 0;
-    return { cards: this.cardCount, embedded: this.embeddedCount, pending, bytes: this.storedBytes };
+    return { cards: this.cardCount, embedded: this.embeddedCount, pending, vectors: this.storedVectors, bytes: this.storedBytes };
   }
 
   /** A card row was added (not replaced). */
@@ -93,18 +97,20 @@ export class VectorStore {
     if (this.isCurrent(model, vectors.dims)) {
       this.embeddedCount++;
       this.storedBytes += vectors.values.byteLength;
+      this.storedVectors += count;
     }
   }
 
   /** Drops a card's vectors (its card changed or is gone); `cardGone` also counts the card out. */
   delete(name: string, cardGone = false): void {
     if (cardGone) this.cardCount--;
-    const old = this.sql.exec(`SELECT model, dims, LENGTH(data) AS bytes FROM skill_vectors WHERE name = ?`, name).toArray()[0];
+    const old = this.sql.exec(`SELECT model, dims, count, LENGTH(data) AS bytes FROM skill_vectors WHERE name = ?`, name).toArray()[0];
     if (!old) return;
     this.rowsWritten += this.sql.exec(`DELETE FROM skill_vectors WHERE name = ?`, name).rowsWritten;
     if (this.isCurrent(old.model, old.dims)) {
       this.embeddedCount--;
       this.storedBytes -= Number(old.bytes);
+      this.storedVectors -= Number(old.count);
     }
   }
 

@@ -4,7 +4,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
+import { CARD_OVERHEAD_BYTES, CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
 import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embed-queue.ts";
 import type { EmbeddingStats } from "../../../worker/directory/index-stats.ts";
 import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
@@ -121,12 +121,13 @@ describe("cards still to embed", () => {
     for (const c of CARDS) expect((await stub.publish(c, 1)).ok).toBe(true);
     const { source } = standIn("test/concepts", 0.5);
     await runInDurableObject(stub, async (_directory, state) => {
-      // Three cards of one 4-byte vector: a cap of 8 bytes holds two.
-      const embeddings = new CardEmbeddings(state.storage, source, 8);
+      // Three cards of one 4-dimension vector: 4 bytes, a 4-byte norm and the per-card overhead each.
+      const perCard = 8 + CARD_OVERHEAD_BYTES;
+      const embeddings = new CardEmbeddings(state.storage, source, 3 * perCard - 1);
       expect(await embeddings.embedPendingBatch()).toBe("done");
-      expect(embeddings.stats()).toMatchObject({ state: "over_capacity", embedded: 3, pending: 0, vectorBytes: 12 });
+      expect(embeddings.stats()).toMatchObject({ state: "over_capacity", embedded: 3, pending: 0, vectorBytes: 3 * perCard });
       expect(await embeddings.closest("umbrella needed tomorrow?")).toBeNull();
-      expect((await new CardEmbeddings(state.storage, source, 12).closest("umbrella needed tomorrow?"))?.closest.has("skycast")).toBe(true);
+      expect((await new CardEmbeddings(state.storage, source, 3 * perCard).closest("umbrella needed tomorrow?"))?.closest.has("skycast")).toBe(true);
     });
   });
 
