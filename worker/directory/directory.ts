@@ -53,7 +53,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     this.source = sourceFromEnv(env);
   }
 
-  /** The semantic half, opened on first use (it counts the cards and vectors as it opens). */
+  /** The semantic half, opened on first use; like the index, it must be open before a card row changes (it counts them as it opens). */
   private get embeddings(): CardEmbeddings {
     return (this.semantic ??= new CardEmbeddings(this.ctx.storage, this.source));
   }
@@ -97,6 +97,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
 
   private store(card: AgentCard, signedAt: number, embedded: Embedded | null): { created: boolean } {
     const index = this.index;
+    const embeddings = this.embeddings;
     const sql = this.ctx.storage.sql;
     const owner = sql.exec(`SELECT agent_id, signed_at, card FROM cards WHERE name = ?`, card.name).toArray()[0];
     if (owner && owner.agent_id !== card.agent_id) {
@@ -111,11 +112,11 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     if (owner && String(owner.card) === json) {
       // The same card again (an agent restarting): only its signing time moves, the index stays.
       this.write(`UPDATE cards SET signed_at = ? WHERE name = ?`, signedAt, card.name);
-      this.embeddings.cardStored(card.name, false, false, embedded);
+      embeddings.cardStored(card.name, false, false, embedded);
       return { created: false };
     }
     this.write(`INSERT OR REPLACE INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, ?)`, card.name, card.agent_id, json, signedAt);
-    this.embeddings.cardStored(card.name, !owner, true, embedded);
+    embeddings.cardStored(card.name, !owner, true, embedded);
     index.upsert(card);
     return { created: !owner };
   }
@@ -128,9 +129,11 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
   }
 
   private forget(name: string): void {
+    // Both open before the card row goes: each counts the cards as it opens.
     const index = this.index;
+    const embeddings = this.embeddings;
     this.write(`DELETE FROM cards WHERE name = ?`, name);
-    this.embeddings.cardForgotten(name);
+    embeddings.cardForgotten(name);
     index.remove(name);
   }
 

@@ -116,6 +116,15 @@ describe("cards still to embed", () => {
     expect(tables).toEqual([]);
   });
 
+  it("regression: a card released on an object whose semantic half was not open yet is counted out once (nothing left pending)", async () => {
+    const stub = await freshDirectory(standIn("test/concepts", 0.5).source);
+    for (const c of CARDS) expect((await stub.publish(c, 1)).ok).toBe(true);
+    await runInDurableObject(stub, (directory) => void ((directory as unknown as { semantic: null }).semantic = null));
+    expect((await stub.release(CARDS[0]!.name, CARDS[0]!.agent_id)).ok).toBe(true);
+    expect((await stub.indexStats()).embeddings).toMatchObject({ state: "ready", cards: 2, embedded: 2, pending: 0 });
+    expect(await names(stub, "dinner ideas")).toEqual(["chefbot"]);
+  });
+
   it("ranks lexically past the memory cap (over_capacity) and keeps the vectors stored", async () => {
     const stub = await freshDirectory(null);
     for (const c of CARDS) expect((await stub.publish(c, 1)).ok).toBe(true);
