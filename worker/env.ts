@@ -35,10 +35,19 @@ export interface Env extends AdmissionEnv, SocketTimingVars {
   INBOX: DurableObjectNamespace<InboxRpc>;
   /** One object, the agent directory (search and delegation look-ups). */
   DIRECTORY: DurableObjectNamespace<DirectoryRpc>;
-  /** Workers AI, when the deployment binds it: the directory then ranks hybrid (lexical + embeddings). */
+  /**
+   * Workers AI (or, locally, the model beside workerd behind the same interface): the directory embeds
+   * every card and ranks hybrid (lexical + embeddings) once the model has a floor (directory/card-embeddings.ts).
+   */
   AI?: EmbeddingsBinding;
-  /** The embeddings model (default @cf/baai/bge-small-en-v1.5). */
+  /** The embeddings model (default PRODUCTION_EMBEDDING_MODEL in directory/embedding-models.ts, @cf/baai/bge-m3). */
   EMBEDDING_MODEL?: string;
+  /**
+   * The operator's calibrated floor for EMBEDDING_MODEL, a cosine in 0..1 (npm run eval:search --
+   * --calibrate); wins over the table in embedding-models.ts. Unset with a model the table has no floor
+   * for, search stays lexical.
+   */
+  EMBEDDING_FLOOR?: string;
   /** A secret (wrangler secret put RECEIPT_KEY_SECRET): receipt keys are stored sealed with it. */
   RECEIPT_KEY_SECRET?: string;
   /** Hub used by inboxes whose claim names none; defaults to https://agentgram.chat. */

@@ -1,8 +1,9 @@
 // The agent directory: one Durable Object holding every published card in SQLite and the search index
 // persisted beside them (index-store.ts), loaded on the first search or publish: a start-up reads the
 // index's unit arrays, not every card, so it stays quick as the directory grows (docs/directory.md, "Scale").
-// Skill vectors too when Workers AI is bound. Search is off the message path, so one object serves the
-// whole relay.
+// Skill vectors too when an embeddings binding is set (card-embeddings.ts: search is hybrid once every card
+// has vectors of the current model; the alarm embeds the cards still pending). Search is off the message
+// path, so one object serves the whole relay.
 import { DurableObject } from "cloudflare:workers";
 import { RelayError } from "../../protocol/index.ts";
 import type { DirectoryRpc, Env } from "../env.ts";
@@ -10,8 +11,13 @@ import { asRpcResult } from "../rpc-result.ts";
 import type { RpcResult } from "../rpc-result.ts";
 import { StoredIndex } from "./index-store.ts";
 import type { DirectoryStats } from "./index-stats.ts";
-import { SemanticIndex, combineHybrid, skillText, workersAiEmbedder } from "./semantic-index.ts";
-import type { Embedder } from "./semantic-index.ts";
+import { CardEmbeddings } from "./card-embeddings.ts";
+import type { Embedded } from "./card-embeddings.ts";
+import { EMBED_BATCH } from "./embed-queue.ts";
+import { EMBEDDING_MODELS, PRODUCTION_EMBEDDING_MODEL, floorFor } from "./embedding-models.ts";
+import { HYBRID, combineHybrid } from "./hybrid-rank.ts";
+import { workersAiEmbedder } from "./semantic-index.ts";
+import type { EmbeddingSource } from "./semantic-index.ts";
 import type { AgentCard } from "./card.ts";
 import type { SearchResult } from "./search-index.ts";
 
@@ -22,25 +28,34 @@ const SCHEMA = [
      card TEXT NOT NULL,
      signed_at INTEGER NOT NULL
    )`,
-  // Skill vectors, only where the deployment has an embeddings binding.
-  `CREATE TABLE IF NOT EXISTS vectors (name TEXT PRIMARY KEY, json TEXT NOT NULL)`,
 ];
 
-export const DEFAULT_EMBEDDING_MODEL = "@cf/baai/bge-small-en-v1.5";
-/** Lexical hits considered for the hybrid mix, before the final limit. */
-const HYBRID_LEXICAL_POOL = 50;
+/** The embeddings source the deployment binds: env.AI with EMBEDDING_MODEL (its floor from the table or EMBEDDING_FLOOR). */
+export function sourceFromEnv(env: Env): EmbeddingSource | null {
+  if (!env.AI) return null;
+  const model = env.EMBEDDING_MODEL ?? PRODUCTION_EMBEDDING_MODEL;
+  const dims = EMBEDDING_MODELS[model]?.dimensions ?? null;
+  return { model, dims, floor: floorFor(model, env.EMBEDDING_FLOOR), embed: workersAiEmbedder(env.AI, model, dims) };
+}
 
 export class Directory extends DurableObject<Env> implements DirectoryRpc {
   private stored: StoredIndex | null = null;
-  private semantic: SemanticIndex | null = null;
-  private embedder: Embedder | null;
+  private semantic: CardEmbeddings | null = null;
+  private source: EmbeddingSource | null;
+  /** An alarm is set for the pending cards (checked against storage once per object start). */
+  private alarmSet = false;
   /** Rows the cards and vectors tables took since the object started (the index counts its own). */
   private cardRowsWritten = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     for (const statement of SCHEMA) ctx.storage.sql.exec(statement);
-    this.embedder = env.AI ? workersAiEmbedder(env.AI, env.EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL) : null;
+    this.source = sourceFromEnv(env);
+  }
+
+  /** The semantic half, opened on first use; like the index, it must be open before a card row changes (it counts them as it opens). */
+  private get embeddings(): CardEmbeddings {
+    return (this.semantic ??= new CardEmbeddings(this.ctx.storage, this.source));
   }
 
   /**
@@ -51,24 +66,15 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     return (this.stored ??= new StoredIndex(this.ctx.storage));
   }
 
-  /** Skill vectors, read on the first hybrid search (none are stored without an embeddings binding). */
-  private get vectors(): SemanticIndex {
-    if (!this.semantic) {
-      this.semantic = new SemanticIndex();
-      for (const row of this.ctx.storage.sql.exec(`SELECT c.card, v.json FROM vectors v JOIN cards c ON c.name = v.name`)) {
-        this.semantic.upsert(JSON.parse(String(row.card)) as AgentCard, (JSON.parse(String(row.json)) as number[][]).map((v) => Float32Array.from(v)));
-      }
-    }
-    return this.semantic;
-  }
-
   private write(query: string, ...bindings: unknown[]): void {
     this.cardRowsWritten += this.ctx.storage.sql.exec(query, ...bindings).rowsWritten;
   }
 
-  /** Replaces the embeddings source (tests use a stand-in for Workers AI); null = lexical only. */
-  useEmbedder(embedder: Embedder | null): void {
-    this.embedder = embedder;
+  /** Replaces the embeddings source (tests: a stand-in model); null = lexical only. Vectors of another model become pending. */
+  useEmbedder(source: EmbeddingSource | null): void {
+    this.source = source;
+    this.semantic?.use(source);
+    this.alarmSet = false;
   }
 
   /**
@@ -78,35 +84,20 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
    */
   async publish(card: AgentCard, signedAt: number): Promise<RpcResult<{ created: boolean }>> {
     // Embedded before the ownership checks, so the checks and writes below run without an await
-    // between them (no other publish can interleave).
-    const vectors = await this.embedCard(card);
-    return asRpcResult(() => {
-      const result = this.store(card, signedAt);
-      if (vectors) {
-        this.write(`INSERT OR REPLACE INTO vectors (name, json) VALUES (?, ?)`, card.name, JSON.stringify(vectors.map((v) => [...v])));
-        this.semantic?.upsert(card, vectors);
-      }
-      return result;
-    });
-  }
-
-  private async embedCard(card: AgentCard): Promise<Float32Array[] | null> {
-    if (!this.embedder) return null;
-    const texts = card.skills.length > 0 ? card.skills.map((skill) => skillText(card, skill)) : [skillText(card, null)];
-    try {
-      return await this.embedder(texts);
-    } catch (err) {
-      console.error(`Directory.publish: embeddings unavailable for ${card.name}, lexical only:`, err);
-      return null;
-    }
+    // between them (no other publish can interleave). A failure leaves the card pending for the alarm.
+    const embedded = await this.embeddings.embedCard(card);
+    const result = await asRpcResult(() => this.store(card, signedAt, embedded));
+    await this.scheduleEmbedding();
+    return result;
   }
 
   release(name: string, agentId: string): Promise<RpcResult<void>> {
     return asRpcResult(() => this.remove(name, agentId));
   }
 
-  private store(card: AgentCard, signedAt: number): { created: boolean } {
+  private store(card: AgentCard, signedAt: number, embedded: Embedded | null): { created: boolean } {
     const index = this.index;
+    const embeddings = this.embeddings;
     const sql = this.ctx.storage.sql;
     const owner = sql.exec(`SELECT agent_id, signed_at, card FROM cards WHERE name = ?`, card.name).toArray()[0];
     if (owner && owner.agent_id !== card.agent_id) {
@@ -121,11 +112,11 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     if (owner && String(owner.card) === json) {
       // The same card again (an agent restarting): only its signing time moves, the index stays.
       this.write(`UPDATE cards SET signed_at = ? WHERE name = ?`, signedAt, card.name);
+      embeddings.cardStored(card.name, false, false, embedded);
       return { created: false };
     }
     this.write(`INSERT OR REPLACE INTO cards (name, agent_id, card, signed_at) VALUES (?, ?, ?, ?)`, card.name, card.agent_id, json, signedAt);
-    this.write(`DELETE FROM vectors WHERE name = ?`, card.name);
-    this.semantic?.remove(card.name);
+    embeddings.cardStored(card.name, !owner, true, embedded);
     index.upsert(card);
     return { created: !owner };
   }
@@ -138,11 +129,12 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
   }
 
   private forget(name: string): void {
+    // Both open before the card row goes: each counts the cards as it opens.
     const index = this.index;
+    const embeddings = this.embeddings;
     this.write(`DELETE FROM cards WHERE name = ?`, name);
-    this.write(`DELETE FROM vectors WHERE name = ?`, name);
+    embeddings.cardForgotten(name);
     index.remove(name);
-    this.semantic?.remove(name);
   }
 
   async card(name: string): Promise<AgentCard | null> {
@@ -150,24 +142,48 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     return row ? (JSON.parse(String(row.card)) as AgentCard) : null;
   }
 
-  /** Lexical ranking; hybrid with the semantic scores when an embeddings binding is present. */
+  /** Hybrid when every card has vectors of a calibrated model (card-embeddings.ts); lexical otherwise, and whenever the model fails. */
   async search(query: string, limit: number): Promise<SearchResult> {
+    await this.scheduleEmbedding();
+    const semantic = await this.embeddings.closest(query);
     const index = this.index;
-    if (!this.embedder || this.vectors.size === 0) return index.find(query, limit);
-    const lexical = index.find(query, HYBRID_LEXICAL_POOL);
-    let queryVector: Float32Array | undefined;
-    try {
-      [queryVector] = await this.embedder([query]);
-    } catch (err) {
-      console.error("Directory.search: embeddings unavailable, lexical only:", err);
-    }
-    if (!queryVector) return { hits: lexical.hits.slice(0, limit), total: lexical.total };
-    const semantic = this.vectors;
-    return combineHybrid(lexical, semantic.scores(queryVector), (name) => semantic.card(name), limit);
+    if (!semantic) return index.find(query, limit);
+    return combineHybrid(index.find(query, HYBRID.lexicalPool), semantic.closest, semantic.floor, limit, (names) => this.cardsNamed(names));
   }
 
-  /** The search index's figures (npm run bench:directory, tests): size, memory, rows written. */
+  private cardsNamed(names: string[]): Map<string, AgentCard> {
+    const rows = this.ctx.storage.sql.exec(`SELECT name, card FROM cards WHERE name IN (${names.map(() => "?").join(", ")})`, ...names).toArray();
+    return new Map(rows.map((row) => [String(row.name), JSON.parse(String(row.card)) as AgentCard]));
+  }
+
+  /** Sets the alarm for the cards still to embed, unless one is set (a retry after a failure keeps its time). */
+  private async scheduleEmbedding(): Promise<void> {
+    if (this.alarmSet || !this.embeddings.hasPending) return;
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+    this.alarmSet = true;
+  }
+
+  /** Embeds a batch of pending cards; again at once while cards remain, after EMBED_BATCH.retryAfterMs when the model failed. */
+  override async alarm(): Promise<void> {
+    this.alarmSet = false;
+    let next: number | null;
+    try {
+      const outcome = await this.embeddings.embedPendingBatch();
+      next = outcome === "more" ? Date.now() : outcome === "failed" ? Date.now() + EMBED_BATCH.retryAfterMs : null;
+    } catch (err) {
+      // Not the model (card-embeddings.ts catches its failures): storage. Retried like a failed call.
+      console.error("Directory.alarm: embedding the pending cards failed:", err);
+      next = Date.now() + EMBED_BATCH.retryAfterMs;
+    }
+    if (next !== null) {
+      await this.ctx.storage.setAlarm(next);
+      this.alarmSet = true;
+    }
+  }
+
+  /** The search index's figures (npm run bench:directory, tests): size, memory, rows written, embeddings. */
   async indexStats(): Promise<DirectoryStats> {
-    return { ...this.index.stats(), cardRowsWritten: this.cardRowsWritten };
+    await this.scheduleEmbedding();
+    return { ...this.index.stats(), cardRowsWritten: this.cardRowsWritten + this.embeddings.rowsWritten, embeddings: this.embeddings.stats() };
   }
 }

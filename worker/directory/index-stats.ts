@@ -15,5 +15,32 @@ export interface IndexStats {
   opened: string;
 }
 
-/** IndexStats and the rows the cards and vectors tables wrote since the object started. */
-export type DirectoryStats = IndexStats & { cardRowsWritten: number };
+/**
+ * Why search ranks as it does: "off" (no embeddings binding), "uncalibrated" (the model has no floor:
+ * vectors are stored, search is lexical), "embedding" (cards still to embed: lexical meanwhile),
+ * "over_capacity" (vectors past the memory cap: lexical), "ready" (hybrid).
+ */
+export type EmbeddingsState = "off" | "uncalibrated" | "embedding" | "ready" | "over_capacity";
+
+/** The directory's semantic half (card-embeddings.ts). The search evaluator waits for `pending === 0`. */
+export interface EmbeddingStats {
+  /** The model cards are embedded with; null without an embeddings binding. */
+  model: string | null;
+  floor: number | null;
+  state: EmbeddingsState;
+  cards: number;
+  /** Cards whose stored vectors are for the current model. */
+  embedded: number;
+  /** Cards still to embed (0 without a binding). */
+  pending: number;
+  /**
+   * Memory the current model's vectors take held for search (8 bits per dimension, a norm per vector, the
+   * measured per-card overhead), what the memory cap (card-embeddings.ts MAX_VECTOR_BYTES) is measured against.
+   */
+  vectorBytes: number;
+  /** The last embeddings failure since the object started or the model changed ("where: message"). */
+  lastError: string | null;
+}
+
+/** IndexStats, the rows the cards and vectors tables wrote since the object started, and the embeddings. */
+export type DirectoryStats = IndexStats & { cardRowsWritten: number; embeddings: EmbeddingStats };

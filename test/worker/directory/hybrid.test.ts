@@ -1,85 +1,102 @@
-// Hybrid search where an embeddings binding exists: the pure mixing rules, and the Directory object
-// with a stand-in for Workers AI (a deterministic concept embedder) finding an agent by meaning.
+// Hybrid search in the Directory object with stand-in embeddings sources (hybrid-embedders.ts): found by
+// meaning with no shared word, off-topic empty, lexical when the model is uncalibrated, fails or is rate
+// limited (never an error to the caller), and a repeated query embedded once.
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { DIRECTORY_NAME } from "../../../worker/directory/routes.ts";
-import type { AgentCard } from "../../../worker/directory/card.ts";
-import { COSINE_FLOOR, LEXICAL_WEIGHT, calibrated, combineHybrid, cosine } from "../../../worker/directory/semantic-index.ts";
-import type { Embedder } from "../../../worker/directory/semantic-index.ts";
+import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
 import { claimInbox, relayFetch, signedFetch } from "../../support/workerd/agents.ts";
+import { CARDS, failing, rateLimited, standIn } from "./hybrid-embedders.ts";
 
-// Stand-in embeddings: one dimension per concept, so "umbrella" lands near "weather forecast".
-const CONCEPTS = [
-  ["weather", "forecast", "rain", "umbrella", "sunny", "storm", "temperature"],
-  ["translate", "translation", "language", "french", "spanish"],
-  ["recipe", "cook", "dinner", "meal", "vegetarian"],
-];
-const conceptEmbedder: Embedder = async (texts) =>
-  texts.map((text) => {
-    const words = text.toLowerCase().split(/[^a-z]+/);
-    return Float32Array.from([...CONCEPTS.map((concept) => words.filter((w) => concept.includes(w)).length), 0.05]);
-  });
+/** A fresh Directory object embedding with `source`, holding CARDS. */
+async function directoryWith(source: EmbeddingSource | null) {
+  const stub = env.DIRECTORY.getByName(crypto.randomUUID());
+  await runInDurableObject(stub, (directory) => directory.useEmbedder(source));
+  for (const card of CARDS) expect((await stub.publish(card, 1)).ok).toBe(true);
+  const names = async (query: string) => (await stub.search(query, 10)).hits.map((hit) => hit.card.name);
+  return { stub, names };
+}
 
-const card = (name: string, agentId: string, skill: string, description: string): AgentCard => ({
-  name,
-  agent_id: agentId,
-  description,
-  skills: [{ id: skill, name: skill, description, tags: [], examples: [] }],
-});
-
-describe("hybrid mixing", () => {
-  it("calibrates cosine from the floor and keeps scores in 0..1", () => {
-    expect(cosine(Float32Array.from([1, 0]), Float32Array.from([1, 0]))).toBeCloseTo(1);
-    expect(calibrated(COSINE_FLOOR)).toBe(0);
-    expect(calibrated(1)).toBe(1);
-    expect(calibrated(0.1)).toBe(0);
-  });
-
-  it("merges lexical and semantic hits, weighting words first, with the semantic skill as fallback", () => {
-    const a = card("a-bot", "ag_aaaaaaaaaaaa", "one", "x");
-    const b = card("b-bot", "ag_bbbbbbbbbbbb", "two", "y");
-    const cards = new Map([[a.name, a], [b.name, b]]);
-    const { hits, total } = combineHybrid({ hits: [{ card: a, score: 0.5, best_skill_id: "one" }], total: 1 }, new Map([["a-bot", { score: 1, skill: 0 }], ["b-bot", { score: 0.9, skill: 0 }]]), (n) => cards.get(n), 1);
-    // Both matched, one fits the limit: total counts before the limit.
-    expect(total).toBe(2);
-    expect(hits).toHaveLength(1);
-    const all = combineHybrid({ hits: [{ card: a, score: 0.5, best_skill_id: "one" }], total: 1 }, new Map([["a-bot", { score: 1, skill: 0 }], ["b-bot", { score: 0.9, skill: 0 }]]), (n) => cards.get(n), 10).hits;
-    expect(all).toHaveLength(2);
-    hits.push(all[1]!);
-    expect(hits.map((h) => h.card.name)).toEqual(["a-bot", "b-bot"]);
-    expect(hits[0]!.score).toBeCloseTo(LEXICAL_WEIGHT * 0.5 + (1 - LEXICAL_WEIGHT) * 1);
-    expect(hits[1]).toMatchObject({ best_skill_id: "two" });
-    expect(hits[1]!.score).toBeCloseTo((1 - LEXICAL_WEIGHT) * 0.9);
-    for (const hit of hits) expect(hit.score).toBeLessThanOrEqual(1);
-  });
-});
-
-describe("directory with an embeddings binding", () => {
-  it("finds an agent by meaning when no word matches, and ranks a word match above it", async () => {
+describe("directory with an embeddings model", () => {
+  it("finds an agent by meaning when no word matches, and ranks a word match above it (through the route)", async () => {
     const stub = env.DIRECTORY.getByName(DIRECTORY_NAME);
-    await runInDurableObject(stub, (directory) => directory.useEmbedder(conceptEmbedder));
-    const publish = async (name: string, skill: string, description: string) => {
+    await runInDurableObject(stub, (directory) => directory.useEmbedder(standIn("test/concepts", 0.5).source));
+    for (const { name, skills, description } of CARDS) {
       const { agent } = await claimInbox();
-      const res = await signedFetch(agent, "PUT", `/directory/agents/${name}`, card(name, agent.id, skill, description));
+      const res = await signedFetch(agent, "PUT", `/directory/agents/${name}`, { name, agent_id: agent.id, description, skills });
       expect(res.status).toBe(201);
-    };
-    await publish("skycast", "forecast", "Weather forecast and rain outlook");
-    await publish("polyglot", "translate", "Translation between French and Spanish");
-    await publish("chefbot", "recipes", "Vegetarian dinner recipe ideas");
+    }
     const search = async (query: string) =>
-      ((await (await relayFetch("/directory/search", { method: "POST", body: JSON.stringify({ query }) })).json()) as { agents: { name: string; score: number; best_skill_id: string }[] }).agents;
+      ((await (await relayFetch("/directory/search", { method: "POST", body: JSON.stringify({ query }) })).json()) as { agents: { name: string; score: number; best_skill_id: string }[]; total: number });
 
     const byMeaning = await search("umbrella needed tomorrow?");
-    expect(byMeaning[0]).toMatchObject({ name: "skycast", best_skill_id: "forecast" });
-    expect(byMeaning.map((a) => a.name)).not.toContain("chefbot");
+    expect(byMeaning.agents).toHaveLength(1);
+    expect(byMeaning.agents[0]).toMatchObject({ name: "skycast", best_skill_id: "forecast" });
+    expect(byMeaning.total).toBe(1);
 
     const byWords = await search("vegetarian recipe");
-    expect(byWords[0]!.name).toBe("chefbot");
-    expect(byWords[0]!.score).toBeGreaterThan(0.6);
+    expect(byWords.agents[0]!.name).toBe("chefbot");
+    expect(byWords.agents[0]!.score).toBeGreaterThan(0.6);
 
-    // Without the binding the same meaning-only query finds nothing: lexical alone.
+    // Without a model the same meaning-only query finds nothing: lexical alone.
     await runInDurableObject(stub, (directory) => directory.useEmbedder(null));
-    expect(await search("umbrella needed tomorrow?")).toEqual([]);
+    expect((await search("umbrella needed tomorrow?")).agents).toEqual([]);
+  });
+
+  it("answers nothing to a query no agent serves, though every agent has vectors", async () => {
+    const { stub, names } = await directoryWith(standIn("test/concepts", 0.5).source);
+    expect((await stub.indexStats()).embeddings).toMatchObject({ state: "ready", embedded: 3, pending: 0 });
+    expect(await names("quarterly tax filing deadline")).toEqual([]);
+  });
+
+  it("ranks lexically while the model has no floor (uncalibrated), yet stores every card's vectors", async () => {
+    const { source, calls } = standIn("test/uncalibrated", null);
+    const { stub, names } = await directoryWith(source);
+    expect(await names("umbrella needed tomorrow?")).toEqual([]);
+    expect(await names("weather forecast")).toEqual(["skycast"]);
+    expect((await stub.indexStats()).embeddings).toMatchObject({ model: "test/uncalibrated", floor: null, state: "uncalibrated", embedded: 3, pending: 0 });
+    // Only the three cards were embedded: no query is sent to a model that cannot rank.
+    expect(calls).toHaveLength(3);
+  });
+
+  for (const [kind, embed] of [["fails", failing], ["is rate limited", rateLimited]] as const) {
+    it(`ranks lexically, without an error to the caller, when the model ${kind} at search time`, async () => {
+      const working = standIn("test/concepts", 0.5);
+      const { stub, names } = await directoryWith(working.source);
+      await runInDurableObject(stub, (directory) => directory.useEmbedder(standIn("test/concepts", 0.5, embed).source));
+      const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+      try {
+        expect(await names("umbrella needed tomorrow?")).toEqual([]);
+        expect(await names("weather forecast")).toEqual(["skycast"]);
+        // An outage logs once, where it was, not once per search.
+        expect(logged.mock.calls).toHaveLength(1);
+        expect(String(logged.mock.calls[0]![0])).toMatch(/^Directory search: /);
+      } finally {
+        logged.mockRestore();
+      }
+      const { embeddings } = await stub.indexStats();
+      expect(embeddings.state).toBe("ready");
+      expect(embeddings.lastError).toMatch(/^search: /);
+      // The same model working again: hybrid again.
+      await runInDurableObject(stub, (directory) => directory.useEmbedder(working.source));
+      expect(await names("umbrella needed tomorrow?")).toEqual(["skycast"]);
+    });
+  }
+
+  it("embeds a repeated query once (query vectors cached by model and text)", async () => {
+    const { source, calls } = standIn("test/concepts", 0.5);
+    const { names } = await directoryWith(source);
+    const before = calls.length;
+    expect(await names("umbrella needed tomorrow?")).toEqual(["skycast"]);
+    expect(await names("umbrella needed tomorrow?")).toEqual(["skycast"]);
+    expect(await names("dinner ideas")).toEqual(["chefbot"]);
+    expect(calls.slice(before)).toEqual([["umbrella needed tomorrow?"], ["dinner ideas"]]);
+  });
+
+  it("ranks lexically with no embeddings source at all (state off, nothing pending)", async () => {
+    const { stub, names } = await directoryWith(null);
+    expect(await names("umbrella needed tomorrow?")).toEqual([]);
+    expect((await stub.indexStats()).embeddings).toEqual({ model: null, floor: null, state: "off", cards: 3, embedded: 0, pending: 0, vectorBytes: 0, lastError: null });
   });
 });

@@ -1,0 +1,147 @@
+// The skill vectors in the Directory's SQLite: one row per card with the model and vector length they were
+// made with, the vectors as a BLOB of 8-bit values (vector-codec.ts). Keeps count of the cards and of those
+// whose vectors are for the current model, so a search knows without a query whether any card is pending.
+// Imported by card-embeddings.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
+import type { AgentCard } from "./card.ts";
+import { fromBytes } from "./vector-codec.ts";
+import type { CardVectors } from "./vector-codec.ts";
+
+/**
+ * Bump when a row's meaning changes: rows of another format are dropped and their cards re-embedded.
+ * Format 0 is the `vectors (name, json)` table of float arrays from before vectors carried their model.
+ */
+const VECTOR_FORMAT = 1;
+
+/** The model vectors are current for: its id and, when known, its vector length. */
+export interface ModelKey { model: string; dims: number | null }
+
+export class VectorStore {
+  private readonly sql: SqlStorage;
+  private key: ModelKey | null = null;
+  private cardCount = 0;
+  private embeddedCount = 0;
+  private storedBytes = 0;
+  private storedVectors = 0;
+  rowsWritten = 0;
+
+  constructor(storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS vector_meta (id INTEGER PRIMARY KEY CHECK (id = 1), format INTEGER NOT NULL)`);
+    const format = this.sql.exec(`SELECT format FROM vector_meta`).toArray()[0]?.format ?? 0;
+    if (format !== VECTOR_FORMAT) {
+      if (format !== 0) console.warn(`Directory vectors: format ${String(format)} stored, ${VECTOR_FORMAT} read; every card is embedded again`);
+      storage.transactionSync(() => {
+        this.sql.exec(`DROP TABLE IF EXISTS vectors`);
+        this.sql.exec(`DROP TABLE IF EXISTS skill_vectors`);
+        this.sql.exec(`CREATE TABLE skill_vectors (name TEXT PRIMARY KEY, model TEXT NOT NULL, dims INTEGER NOT NULL, count INTEGER NOT NULL, data BLOB NOT NULL)`);
+        this.sql.exec(`INSERT OR REPLACE INTO vector_meta (id, format) VALUES (1, ?)`, VECTOR_FORMAT);
+      });
+    }
+    this.recount();
+  }
+
+  /** Vectors count as current when made by this model (and of its length, when known); null: none are. */
+  useModel(key: ModelKey | null): void {
+    this.key = key;
+    this.recount();
+  }
+
+  /** Counts cards, current vectors and their bytes from the tables (at open, on a model change, after each batch). */
+  recount(): void {
+    this.cardCount = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM cards`).one().n);
+    if (!this.key) {
+      this.embeddedCount = 0;
+      this.storedBytes = 0;
+      this.storedVectors = 0;
+      return;
+    }
+    const row = this.sql.exec(`SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(v.data)), 0) AS bytes, COALESCE(SUM(v.count), 0) AS vectors FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE ${this.currentClause("v")}`, ...this.currentBindings()).one();
+    this.embeddedCount = Number(row.n);
+    this.storedBytes = Number(row.bytes);
+    this.storedVectors = Number(row.vectors);
+  }
+
+  private currentClause(table: string): string {
+    return `${table}.model = ? AND (? IS NULL OR ${table}.dims = ?)`;
+  }
+
+  private currentBindings(): unknown[] {
+    return [this.key?.model ?? null, this.key?.dims ?? null, this.key?.dims ?? null];
+  }
+
+  private isCurrent(model: unknown, dims: unknown): boolean {
+    return this.key !== null && model === this.key.model && (this.key.dims === null || dims === this.key.dims);
+  }
+
+  /** Cards, those with current vectors, those without, and the current vectors' count and bytes. */
+  get counts(): { cards: number; embedded: number; pending: number; vectors: number; bytes: number } {
+    const pending = this.key ? Math.max(0, this.cardCount - this.embeddedCount) : 0;
+    return { cards: this.cardCount, embedded: this.embeddedCount, pending, vectors: this.storedVectors, bytes: this.storedBytes };
+  }
+
+  /** A card row was added (not replaced). */
+  cardAdded(): void {
+    this.cardCount++;
+  }
+
+  /** Whether the stored card `card` already has current vectors (a restarting agent republishes the same card). */
+  hasCurrent(card: AgentCard): boolean {
+    const row = this.sql.exec(`SELECT v.model, v.dims FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE c.name = ? AND c.card = ?`, card.name, JSON.stringify(card)).toArray()[0];
+    return row !== undefined && this.isCurrent(row.model, row.dims);
+  }
+
+  put(name: string, model: string, vectors: CardVectors): void {
+    this.delete(name);
+    const count = vectors.inverseNorms.length;
+    this.rowsWritten += this.sql.exec(`INSERT INTO skill_vectors (name, model, dims, count, data) VALUES (?, ?, ?, ?, ?)`, name, model, vectors.dims, count, bytesOf(vectors.values)).rowsWritten;
+    if (this.isCurrent(model, vectors.dims)) {
+      this.embeddedCount++;
+      this.storedBytes += vectors.values.byteLength;
+      this.storedVectors += count;
+    }
+  }
+
+  /** Drops a card's vectors (its card changed or is gone); `cardGone` also counts the card out. */
+  delete(name: string, cardGone = false): void {
+    if (cardGone) this.cardCount--;
+    const old = this.sql.exec(`SELECT model, dims, count, LENGTH(data) AS bytes FROM skill_vectors WHERE name = ?`, name).toArray()[0];
+    if (!old) return;
+    this.rowsWritten += this.sql.exec(`DELETE FROM skill_vectors WHERE name = ?`, name).rowsWritten;
+    if (this.isCurrent(old.model, old.dims)) {
+      this.embeddedCount--;
+      this.storedBytes -= Number(old.bytes);
+      this.storedVectors -= Number(old.count);
+    }
+  }
+
+  /** Up to `limit` cards without current vectors, oldest rows first. */
+  pending(limit: number): AgentCard[] {
+    if (!this.key) return [];
+    const rows = this.sql.exec(`SELECT c.card FROM cards c LEFT JOIN skill_vectors v ON v.name = c.name AND ${this.currentClause("v")} WHERE v.name IS NULL ORDER BY c.rowid LIMIT ?`, ...this.currentBindings(), limit).toArray();
+    return rows.map((row) => JSON.parse(String(row.card)) as AgentCard);
+  }
+
+  /** Whether the stored card of `name` is still `card` (a batch's card may change while it is embedded). */
+  stillStored(card: AgentCard): boolean {
+    return this.sql.exec(`SELECT 1 FROM cards WHERE name = ? AND card = ?`, card.name, JSON.stringify(card)).toArray().length > 0;
+  }
+
+  /** Every current card's vectors, to `visit`; a row whose bytes are not whole vectors is dropped (its card becomes pending). */
+  load(visit: (name: string, vectors: CardVectors) => void): void {
+    const broken: string[] = [];
+    for (const row of this.sql.exec(`SELECT v.name, v.dims, v.count, v.data FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE ${this.currentClause("v")}`, ...this.currentBindings())) {
+      const data = row.data instanceof ArrayBuffer ? new Int8Array(row.data) : null;
+      const vectors = data && fromBytes(data, Number(row.dims), Number(row.count));
+      if (vectors) visit(String(row.name), vectors);
+      else broken.push(String(row.name));
+    }
+    if (broken.length > 0) console.warn(`Directory vectors: ${broken.length} rows that do not decode (first ${broken[0]}); those cards are embedded again`);
+    for (const name of broken) this.delete(name);
+  }
+}
+
+/** The bytes of a view as SQLite takes a BLOB: an ArrayBuffer holding exactly them. */
+function bytesOf(view: Int8Array): ArrayBuffer {
+  const { buffer, byteOffset, byteLength } = view;
+  return byteOffset === 0 && byteLength === buffer.byteLength && buffer instanceof ArrayBuffer ? buffer : view.slice().buffer;
+}
