@@ -54,7 +54,7 @@ export async function evaluate(bundle: WorkerBundle, set: SearchSet, options: Ev
     const { embeddings, model } = modelEmbeddings(options);
     if (options.calibrate) {
       const embed = calibrationEmbedder(options);
-      if (!embed) throw new Error(`--calibrate cannot embed with ${model} in this process; give --workers-ai MODEL`);
+      if (!embed) throw new Error(`--calibrate needs a model to embed with, and ${model} is off`);
       log(`calibrating ${model} on ${set.negatives.length} negatives…`);
       calibration = { result: await calibrate(set, embed), model };
       floor = String(calibration.result.floor);

@@ -12,9 +12,11 @@ import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
 import { evaluate } from "../../scripts/eval-search/evaluate.ts";
 import { readSearchSet } from "../../scripts/eval-search/search-set.ts";
+import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const SMALL_SET = join(ROOT, "test/fixtures/search/small-set.json");
+const CALIBRATION_SET = join(ROOT, "test/fixtures/search/calibration-set.json");
 const LEXICAL = { top1: 0.6, skill: 0.6, mrr: 0.6, negatives_empty: 4, negatives: 4 };
 
 async function evalSearch(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -42,19 +44,32 @@ describe("eval:search on the real relay", () => {
     expect((await readdir(tmpdir())).filter((name) => name.startsWith("clawrelay-eval-search-") && !before.includes(name))).toEqual([]);
   });
 
-  it("without --lexical runs the model and then lexically, the lexical figures the same as alone", async () => {
+  it("without --lexical runs the local model and then lexically, the lexical figures the same as alone", async () => {
     const set = await readSearchSet(SMALL_SET);
     const lines: string[] = [];
-    const { runs } = await evaluate(inject("relayBundle"), set, { lexical: false, floor: null, calibrate: false, workersAi: null, log: (line) => lines.push(line) });
+    // Below the table's floor (0.596, calibrated on calibration-set.json) so this set's paraphrases, whose
+    // cosines lie between 0.43 and 0.56, are found by meaning: EMBEDDING_FLOOR set as --floor sets it.
+    const { runs } = await evaluate(inject("relayBundle"), set, { lexical: false, floor: "0.5", calibrate: false, workersAi: null, log: (line) => lines.push(line) });
     expect(runs.map((run) => run.label)).toEqual(["model", "lexical"]);
     expect(runs[1]!.result.figures).toEqual(LEXICAL);
     expect(runs[1]!.result.embeddings?.state ?? "off").toBe("off");
     const model = runs[0]!.result;
-    expect(model.figures.negatives_empty).toBe(4);
-    // With the local model bound and ready the paraphrases are found by meaning; a relay without it ranks
-    // lexically (its stats have no `embeddings`, or state "off"), never worse.
-    expect(model.figures.top1).toBeGreaterThanOrEqual(LEXICAL.top1);
-    if (model.embeddings?.state === "ready") expect(model.figures.top1).toBeGreaterThan(LEXICAL.top1);
+    expect(model.embeddings).toMatchObject({ model: LOCAL_EMBEDDING_MODEL, floor: 0.5, state: "ready", embedded: 8, pending: 0 });
+    // Three of the six paraphrases found first, with their skill (the local model is deterministic), and
+    // still every negative empty.
+    expect(model.figures).toEqual({ top1: 0.8, skill: 0.8, mrr: 0.8, negatives_empty: 4, negatives: 4 });
+  });
+
+  it("--calibrate on the calibration set gives the local model's floor in the table, and every negative there stays empty by meaning", async () => {
+    const set = await readSearchSet(CALIBRATION_SET);
+    const { runs, calibration } = await evaluate(inject("relayBundle"), set, { lexical: false, floor: null, calibrate: true, workersAi: null, log: () => {} });
+    expect(calibration?.model).toBe(LOCAL_EMBEDDING_MODEL);
+    expect(calibration?.result.floor).toBe(EMBEDDING_MODELS[LOCAL_EMBEDDING_MODEL]!.floor);
+    expect(runs.map((run) => run.label)).toEqual(["model", "lexical"]);
+    // At that floor no negative is answered by meaning: those the model run answers, the words answered
+    // (the lexical run answers them too). The queries are the cards' own examples: each finds its card first.
+    expect(runs[0]!.result.figures.negatives_empty).toBe(runs[1]!.result.figures.negatives_empty);
+    expect(runs[0]!.result.figures.top1).toBe(1);
   });
 });
 

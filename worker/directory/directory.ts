@@ -148,7 +148,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     const semantic = await this.embeddings.closest(query);
     const index = this.index;
     if (!semantic) return index.find(query, limit);
-    return combineHybrid(index.find(query, HYBRID.lexicalPool), semantic.closest, semantic.floor, limit, (names) => this.cardsNamed(names));
+    return combineHybrid(index.find(query, HYBRID.lexicalPool, true), semantic.closest, semantic.floor, limit, (names) => this.cardsNamed(names));
   }
 
   private cardsNamed(names: string[]): Map<string, AgentCard> {

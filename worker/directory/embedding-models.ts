@@ -27,7 +27,7 @@ export interface EmbeddingModel {
 }
 
 export const EMBEDDING_MODELS: Readonly<Record<string, EmbeddingModel>> = {
-  [LOCAL_EMBEDDING_MODEL]: { dimensions: 512, floor: 0.55 },
+  [LOCAL_EMBEDDING_MODEL]: { dimensions: 512, floor: 0.596 },
   [PRODUCTION_EMBEDDING_MODEL]: { dimensions: 1024, floor: null },
 };
 

@@ -4,15 +4,20 @@
 //
 // A skill found only by meaning is an answer when its cosine reaches the model's floor (embedding-models.ts):
 // below it, an off-topic query would be answered. A skill the words already found is re-ranked by meaning
-// from a lower base (floor − RERANK_BELOW_FLOOR): a lexical hit is evidence of its own, so a weaker
-// semantic agreement may still order it. Measured on the dev set with the local model: ~88 % top-1 with the
-// lower base against ~83 % with the floor alone (docs/directory.md, "Hybrid search").
+// from a lower base (floor − HYBRID.rerankBelowFloor): a lexical hit is evidence of its own, so a weaker
+// semantic agreement may still order it, and a hit the off-topic guard set aside counts when meaning
+// names the same agent. Measured with `npm run eval:search` on the dev set and the local model (floor
+// 0.596): 85.7 % top-1 with every off-topic query empty; 83.3 % without that agreement (docs/directory.md).
 import type { AgentCard } from "./card.ts";
 import type { SearchHit, SearchResult } from "./search-index.ts";
 
 export const HYBRID = {
-  /** Share of the lexical score for an agent the words found: words the user typed count most. */
-  lexicalWeight: 0.6,
+  /**
+   * How far meaning lifts a score: an agent the words found scores lexical + (1 − lexical)·w·semantic,
+   * so turning the model on never lowers a word match's score; one found by meaning alone scores
+   * w·semantic (at most w), so a query's own words keep their weight against it.
+   */
+  semanticWeight: 0.4,
   /** Semantic scores count from this far below the floor (re-ranking lexical hits only). */
   rerankBelowFloor: 0.1,
   /** Lexical hits taken into the mix before the final limit (the route's largest limit). */
@@ -34,10 +39,25 @@ export function semanticScore(cos: number, floor: number): number {
 }
 
 /**
+ * The guard's weak hits (an agent found only through common or respelled words) that meaning agrees with:
+ * the agent is also the closest by meaning of all, at or above the re-rank base. Two weak signals naming
+ * the same agent make an answer ("my eyes itch every spring, is it bad outside today" finds the pollen
+ * agent by "today" and by meaning); either alone does not ("knit a scarf pattern" shares "pattern" with a
+ * regex agent, but the cosine stays under the base).
+ */
+export function agreeingWeakHits(lexical: SearchResult, closest: ReadonlyMap<string, Closest>, floor: number): SearchHit[] {
+  let nearest: { name: string; cos: number } | null = null;
+  for (const [name, { cos }] of closest) if (!nearest || cos > nearest.cos) nearest = { name, cos };
+  if (!nearest || nearest.cos < rerankBase(floor)) return [];
+  return (lexical.weak ?? []).filter((hit) => hit.card.name === nearest.name);
+}
+
+/**
  * One ranking from the lexical pool and the agents' closest skills (only those at or above the re-rank
- * base need be given). An agent the words found scores lexicalWeight·lexical + (1 − lexicalWeight)·semantic
+ * base need be given). An agent the words found (or a weak hit meaning agrees with) scores
+ * lexical + (1 − lexical)·semanticWeight·semantic
  * and keeps its lexical best_skill_id; any other agent enters only at cos ≥ floor, scores
- * (1 − lexicalWeight)·semantic, and its best_skill_id is the closest skill. Scores stay in 0..1; ties go by
+ * semanticWeight·semantic, and its best_skill_id is the closest skill. Scores stay in 0..1; ties go by
  * name. `cardsOf` reads the cards of the agents found only by meaning that make the page (one whose card
  * is gone is left out). `total`: agents matched either way, plus lexical matches beyond the pool.
  */
@@ -48,10 +68,11 @@ export function combineHybrid(
   limit: number,
   cardsOf: (names: string[]) => ReadonlyMap<string, AgentCard>,
 ): SearchResult {
-  const semanticWeight = 1 - HYBRID.lexicalWeight;
-  const ranked: { name: string; score: number; hit?: SearchHit; skill: number }[] = lexical.hits.map((hit) => {
+  const { semanticWeight } = HYBRID;
+  const ranked: { name: string; score: number; hit?: SearchHit; skill: number }[] = [...lexical.hits, ...agreeingWeakHits(lexical, closest, floor)].map((hit) => {
     const near = closest.get(hit.card.name);
-    const score = HYBRID.lexicalWeight * hit.score + (near ? semanticWeight * semanticScore(near.cos, floor) : 0);
+    const sem = near ? semanticScore(near.cos, floor) : 0;
+    const score = hit.score + (1 - hit.score) * semanticWeight * sem;
     return { name: hit.card.name, score, hit, skill: -1 };
   });
   const found = new Set(ranked.map((entry) => entry.name));

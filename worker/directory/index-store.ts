@@ -21,7 +21,7 @@ import type { AgentCard } from "./card.ts";
 import type { SearchResult } from "./search-index.ts";
 import { IndexFormatError, TermIndex } from "./term-index.ts";
 import type { BaseList, BasePostings, Postings } from "./term-index.ts";
-import type { Ranking } from "./search-scratch.ts";
+import type { RankedAgent, Ranking } from "./search-scratch.ts";
 
 /** Bump when a row's meaning changes: an index of another format is rebuilt, never misread. */
 const FORMAT = 2;
@@ -257,29 +257,27 @@ export class StoredIndex implements BasePostings {
   }
 
   /** Ranked hits with their cards (≤ 50, read from the cards table); rebuilds once if the index proves inconsistent. */
-  find(query: string, limit: number): SearchResult {
+  find(query: string, limit: number, keepWeak = false): SearchResult {
     try {
-      return this.withCards(this.index.rank(query, limit));
+      return this.withCards(this.index.rank(query, limit, keepWeak), keepWeak);
     } catch (err) {
       if (!(err instanceof IndexFormatError)) throw err;
       this.rebuild(err.message);
-      return this.withCards(this.index.rank(query, limit));
+      return this.withCards(this.index.rank(query, limit, keepWeak), keepWeak);
     }
   }
 
-  private withCards({ hits, total }: Ranking): SearchResult {
-    if (hits.length === 0) return { hits: [], total };
-    const rows = this.sql.exec(`SELECT name, card FROM cards WHERE name IN (${hits.map(() => "?").join(", ")})`, ...hits.map((hit) => hit.name)).toArray();
+  private withCards({ hits, total, weak }: Ranking, keepWeak: boolean): SearchResult {
+    const all = [...hits, ...weak];
+    const rows = all.length === 0 ? [] : this.sql.exec(`SELECT name, card FROM cards WHERE name IN (${all.map(() => "?").join(", ")})`, ...all.map((hit) => hit.name)).toArray();
     const cards = new Map(rows.map((row) => [String(row.name), JSON.parse(String(row.card)) as AgentCard]));
-    return {
-      hits: hits.map(({ name, score, skill }) => {
-        const card = cards.get(name);
-        const best = skill < 0 ? null : card?.skills[skill]?.id;
-        if (!card || best === undefined || (skill < 0) !== (card.skills.length === 0)) throw new IndexFormatError(`the index disagrees with the card of ${name}`);
-        return { card, score, best_skill_id: best };
-      }),
-      total,
+    const withCard = ({ name, score, skill }: RankedAgent) => {
+      const card = cards.get(name);
+      const best = skill < 0 ? null : card?.skills[skill]?.id;
+      if (!card || best === undefined || (skill < 0) !== (card.skills.length === 0)) throw new IndexFormatError(`the index disagrees with the card of ${name}`);
+      return { card, score, best_skill_id: best };
     };
+    return { hits: hits.map(withCard), total, ...(keepWeak ? { weak: weak.map(withCard) } : {}) };
   }
 
   stats(): IndexStats {

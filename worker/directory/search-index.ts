@@ -7,12 +7,16 @@
 // (best_skill_id, as the local API answers).
 import type { AgentCard } from "./card.ts";
 import { TermIndex } from "./term-index.ts";
+import type { RankedAgent } from "./search-scratch.ts";
 
 export { COVERAGE_FLOOR, coverageScore } from "./bm25-score.ts";
 
 export interface SearchHit { card: AgentCard; score: number; best_skill_id: string | null }
-/** The best hits, and how many agents matched in all (before the limit). */
-export interface SearchResult { hits: SearchHit[]; total: number }
+/**
+ * The best hits, and how many agents matched in all (before the limit). `weak`, when asked for: agents
+ * found only through common or respelled words (TermIndex.rank), which hybrid search may still admit.
+ */
+export interface SearchResult { hits: SearchHit[]; total: number; weak?: SearchHit[] }
 
 /** Ids handed out beyond twice the live units (plus this) and the index renumbers, so churn cannot grow it. */
 const SPARE_IDS = 4096;
@@ -54,14 +58,12 @@ export class SearchIndex {
   }
 
   /** `search`, with the number of agents that matched at all (`total`, before `limit`). */
-  find(query: string, limit: number): SearchResult {
-    const { hits, total } = this.terms.rank(query, limit);
-    return {
-      hits: hits.map(({ name, score, skill }) => {
-        const card = this.cards.get(name)!;
-        return { card, score, best_skill_id: skill < 0 ? null : card.skills[skill]!.id };
-      }),
-      total,
+  find(query: string, limit: number, keepWeak = false): SearchResult {
+    const { hits, total, weak } = this.terms.rank(query, limit, keepWeak);
+    const withCard = ({ name, score, skill }: RankedAgent): SearchHit => {
+      const card = this.cards.get(name)!;
+      return { card, score, best_skill_id: skill < 0 ? null : card.skills[skill]!.id };
     };
+    return { hits: hits.map(withCard), total, ...(keepWeak ? { weak: weak.map(withCard) } : {}) };
   }
 }

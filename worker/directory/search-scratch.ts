@@ -7,7 +7,11 @@ import type { UnitTable } from "./unit-table.ts";
 
 /** An agent's place in a ranking: `skill` is the position in card.skills, -1 for a skill-less card. */
 export interface RankedAgent { name: string; score: number; skill: number }
-export interface Ranking { hits: RankedAgent[]; total: number }
+/**
+ * `weak`: agents found only through the off-topic guard's weak terms (see rank), best first, kept only
+ * when asked for: hybrid search lets meaning decide whether such a hit is an answer (hybrid-rank.ts).
+ */
+export interface Ranking { hits: RankedAgent[]; total: number; weak: RankedAgent[] }
 
 /**
  * One query term's postings: the persisted ones (with their live count) and the recent ones. `weak`: a
@@ -50,7 +54,7 @@ export class SearchScratch {
    * of the query's terms. "weather in Paris" (weather, 1 of 2) stays; "book a table for two at a sushi
    * place" (table, 1 of 5) shares a common word with a tide table and is not a question for it.
    */
-  rank(table: UnitTable, lists: readonly TermLists[], max: number): Ranking {
+  rank(table: UnitTable, lists: readonly TermLists[], max: number, keepWeak = false): Ranking {
     const n = table.liveUnits;
     const avgLength = table.totalLength / n || 1;
     const { unitLength, unitAgent } = table;
@@ -95,6 +99,7 @@ export class SearchScratch {
     const mark = ++this.searches;
     const { agentMark, agentScore, agentSkill } = this;
     const hits: number[] = [];
+    const weak = new Map<number, RankedAgent>();
     for (let t = 0; t < touchedCount; t++) {
       const id = touched[t]!;
       const score = coverageScore(acc[id]! / idfSum, matched[id]!, lists.length);
@@ -102,9 +107,12 @@ export class SearchScratch {
       acc[id] = 0;
       matched[id] = 0;
       strong[id] = 0;
-      if (offTopic) continue;
       const agent = unitAgent[id]!;
       const skill = table.unitSkill[id]!;
+      if (offTopic) {
+        if (keepWeak && score > (weak.get(agent)?.score ?? 0)) weak.set(agent, { name: table.names[agent]!, score, skill });
+        continue;
+      }
       if (agentMark[agent] !== mark) {
         agentMark[agent] = mark;
         hits.push(agent);
@@ -115,7 +123,9 @@ export class SearchScratch {
       agentSkill[agent] = skill;
     }
     const top = this.topHits(hits, max, table.names).map((agent) => ({ name: table.names[agent]!, score: agentScore[agent]!, skill: agentSkill[agent]! }));
-    return { hits: top, total: hits.filter((agent) => agentScore[agent]! > 0).length };
+    const weakOnly = [...weak].filter(([agent]) => agentMark[agent] !== mark).map(([, hit]) => hit);
+    weakOnly.sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return { hits: top, total: hits.filter((agent) => agentScore[agent]! > 0).length, weak: weakOnly.slice(0, max) };
   }
 
   /**

@@ -111,13 +111,14 @@ export class TermIndex {
    * Common words count, but a hit resting on them alone must cover half the query (search-scratch.ts).
    * A query that finds nothing is tried once more with each term no card contains respelled into the
    * nearest index term (typo-fallback.ts), those terms counting as weak as common words do.
+   * `keepWeak`: also return the hits the guard set aside (Ranking.weak), for hybrid search to weigh.
    */
-  rank(query: string, limit: number): Ranking {
+  rank(query: string, limit: number, keepWeak = false): Ranking {
     const max = Math.min(MAX_LIMIT, Math.max(1, Math.trunc(limit) || 1));
     const terms = [...new Set(tokenize(query))];
-    if (terms.length === 0 || this.table.liveUnits === 0) return { hits: [], total: 0 };
+    if (terms.length === 0 || this.table.liveUnits === 0) return { hits: [], total: 0, weak: [] };
     const lists = this.termLists(terms, new Set());
-    const ranking = this.scratch.rank(this.table, lists, max);
+    const ranking = this.scratch.rank(this.table, lists, max, keepWeak);
     if (ranking.hits.length > 0) return ranking;
     const respelled = new Set<string>();
     const fixed = terms.map((term, t) => {
@@ -128,7 +129,8 @@ export class TermIndex {
       return candidate;
     });
     if (respelled.size === 0) return ranking;
-    return this.scratch.rank(this.table, this.termLists([...new Set(fixed)], respelled), max);
+    const again = this.scratch.rank(this.table, this.termLists([...new Set(fixed)], respelled), max, keepWeak);
+    return again.hits.length > 0 || again.weak.length > 0 ? again : ranking;
   }
 
   /** Each term's postings, read before any scoring: reading a persisted list may throw, and must not leave the scratch half-filled. */

@@ -5,6 +5,8 @@
 // NFKC folds full-width and compatibility forms (ＡＢＣ, ﬁ, ①) before lowercasing; words are runs of
 // letters and numbers; CJK runs, written without spaces, become overlapping character bigrams.
 //
+// Latin folding: accents are dropped from all-Latin words (café → cafe, Türkei → turkei, ß → ss).
+//
 // CJK folding: NFKC already turns half-width katakana into full-width (ｶﾚﾝﾀﾞｰ → カレンダー, the voiced
 // mark composed) and full-width Latin into ASCII; the iteration mark 々 is spelled out (時々 → 時時),
 // as both forms are written. Card text (cardUnits) also indexes each CJK character alone, so a
@@ -111,7 +113,21 @@ export function tokenize(text: string, options: { characters?: boolean } = {}): 
 }
 
 function addWord(terms: string[], word: string): void {
-  if (word !== "" && !STOPWORDS.has(word)) terms.push(stem(word));
+  const folded = foldLatin(word);
+  if (folded !== "" && !STOPWORDS.has(folded)) terms.push(stem(folded));
+}
+
+// Latin letters lose their accents, as search engines' ASCII folding does: a query typed without them
+// (cafe, musica, Turkei) finds a card written with them and the reverse, and a cognate in another
+// language (música, chocolat) is then an English word or one typo away from it. Only all-Latin words:
+// the marks of other scripts are letters' parts (see WORD).
+const LATIN_WORD = /^[\p{scx=Latin}\p{M}\p{N}]+$/u;
+const COMBINING = /\p{M}/gu;
+const LIGATURES: Readonly<Record<string, string>> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", đ: "d", ł: "l", ı: "i" };
+
+function foldLatin(word: string): string {
+  if (ASCII.test(word) || !LATIN_WORD.test(word)) return word;
+  return word.normalize("NFD").replace(COMBINING, "").replace(/[ßæœøđłı]/g, (letter) => LIGATURES[letter]!).normalize("NFC");
 }
 
 // 天气预报 → 天气 气预 预报, so a query 天气 (itself the one bigram 天气) finds it without a dictionary.

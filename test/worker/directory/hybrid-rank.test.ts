@@ -2,7 +2,7 @@
 // re-rank base, semantic-only admission at the floor, the weights, best_skill_id, total and the limit.
 import { describe, expect, it } from "vitest";
 import type { AgentCard } from "../../../worker/directory/card.ts";
-import { HYBRID, combineHybrid, rerankBase, semanticScore } from "../../../worker/directory/hybrid-rank.ts";
+import { HYBRID, agreeingWeakHits, combineHybrid, rerankBase, semanticScore } from "../../../worker/directory/hybrid-rank.ts";
 import type { Closest } from "../../../worker/directory/hybrid-rank.ts";
 import type { SearchResult } from "../../../worker/directory/search-index.ts";
 
@@ -34,15 +34,16 @@ describe("the hybrid rule", () => {
   it("admits an agent found only by meaning at the floor, not below it", () => {
     const { hits, total } = combineHybrid(lexical(), closest(["alpha", FLOOR, 1], ["beta", FLOOR - 0.01, 0]), FLOOR, 10, cardsOf);
     expect(hits.map((hit) => [hit.card.name, hit.best_skill_id])).toEqual([["alpha", "a2"]]);
-    expect(hits[0]!.score).toBeCloseTo((1 - HYBRID.lexicalWeight) * semanticScore(FLOOR, FLOOR));
+    expect(hits[0]!.score).toBeCloseTo(HYBRID.semanticWeight * semanticScore(FLOOR, FLOOR));
     expect(total).toBe(1);
   });
 
   it("re-ranks a word match by meaning from below the floor, keeping its lexical best_skill_id", () => {
     const { hits } = combineHybrid(lexical(["beta", 0.5, "b1"], ["alpha", 0.5, "a1"]), closest(["beta", 0.5, 1]), FLOOR, 10, cardsOf);
     expect(hits.map((hit) => [hit.card.name, hit.best_skill_id])).toEqual([["beta", "b1"], ["alpha", "a1"]]);
-    expect(hits[0]!.score).toBeCloseTo(HYBRID.lexicalWeight * 0.5 + (1 - HYBRID.lexicalWeight) * semanticScore(0.5, FLOOR));
-    expect(hits[1]!.score).toBeCloseTo(HYBRID.lexicalWeight * 0.5);
+    expect(hits[0]!.score).toBeCloseTo(0.5 + 0.5 * HYBRID.semanticWeight * semanticScore(0.5, FLOOR));
+    // No semantic agreement leaves a word match its lexical score: the model never lowers it.
+    expect(hits[1]!.score).toBeCloseTo(0.5);
   });
 
   it("ranks a strong word match above an agent found only by meaning, and keeps every score in 0..1", () => {
@@ -66,5 +67,19 @@ describe("the hybrid rule", () => {
 
   it("leaves out an agent found by meaning whose card is gone", () => {
     expect(combineHybrid(lexical(), closest(["ghost", 0.9, 0], ["alpha", 0.9, 0]), FLOOR, 10, cardsOf).hits.map((hit) => hit.card.name)).toEqual(["alpha"]);
+  });
+
+  it("admits a hit the off-topic guard set aside only when meaning names the same agent first, at the re-rank base", () => {
+    const pool = (weakName: string): SearchResult => ({ hits: [], total: 0, weak: [{ card: CARDS.get(weakName)!, score: 0.2, best_skill_id: CARDS.get(weakName)!.skills[0]?.id ?? null }] });
+    const base = rerankBase(FLOOR);
+    // Meaning agrees (beta is the closest agent, above the base, below the floor): beta is an answer, scored as a word match.
+    const agreed = combineHybrid(pool("beta"), closest(["beta", base + 0.02, 1], ["alpha", base + 0.01, 0]), FLOOR, 10, cardsOf);
+    expect(agreed.hits.map((hit) => [hit.card.name, hit.best_skill_id])).toEqual([["beta", "b1"]]);
+    expect(agreed.hits[0]!.score).toBeCloseTo(0.2 + 0.8 * HYBRID.semanticWeight * semanticScore(base + 0.02, FLOOR));
+    // Another agent is closer by meaning: the weak hit stays out.
+    expect(combineHybrid(pool("beta"), closest(["alpha", base + 0.05, 0], ["beta", base + 0.02, 1]), FLOOR, 10, cardsOf).hits).toEqual([]);
+    // The closest agent is below the base: nothing agrees.
+    expect(agreeingWeakHits(pool("beta"), closest(["beta", base - 0.001, 0]), FLOOR)).toEqual([]);
+    expect(agreeingWeakHits(pool("beta"), closest(), FLOOR)).toEqual([]);
   });
 });

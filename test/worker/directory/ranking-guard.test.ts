@@ -86,3 +86,24 @@ describe("the common-word list", () => {
     expect(COMMON_TERMS.size).toBeGreaterThan(300);
   });
 });
+
+describe("what the guard set aside, kept for hybrid search to weigh", () => {
+  it("is returned apart from the hits when asked for, and only then", () => {
+    const search = index();
+    const plain = search.find("book a table for two at a sushi place", 10);
+    expect(plain.hits).toEqual([]);
+    expect(plain.weak).toBeUndefined();
+    const kept = search.find("book a table for two at a sushi place", 10, true);
+    expect(kept.hits).toEqual([]);
+    // "table" names the tide agent's skill, "place" the weather agent's description: both set aside, best first.
+    expect(kept.weak?.map((hit) => [hit.card.name, hit.best_skill_id])).toContainEqual(["harbour-tides", "tides"]);
+    const scores = kept.weak!.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+  });
+
+  it("never lists an agent that is also a hit", () => {
+    const kept = index().find("weather for the place where I work", 10, true);
+    expect(kept.hits.map((hit) => hit.card.name)).toContain("sky-report");
+    expect(kept.weak?.map((hit) => hit.card.name) ?? []).not.toContain("sky-report");
+  });
+});
