@@ -1,16 +1,19 @@
 // The 19791 API as the Society AI skill scripts use it: status shape, the curl/jq examples run
 // verbatim through bash, and the refusals that keep web pages out.
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentHandle } from "../../local-agent/agent.ts";
 import type { CardFile } from "../../local-agent/society/card-file.ts";
+import { tokenize } from "../../worker/directory/tokenize.ts";
 import { startStandinGateway } from "../../scripts/standin-gateway.ts";
 import type { StandinGateway } from "../../scripts/standin-gateway.ts";
 import { makeAgentHome, runAgent, startRelay, waitUntil } from "../support/node/stack.ts";
 import type { AgentHome, LocalRelay } from "../support/node/stack.ts";
 
+const EXAMPLE_CARD = JSON.parse(readFileSync(new URL("../../examples/card.json", import.meta.url), "utf8")) as CardFile;
 const NAME = `weather-bot-${crypto.randomUUID().slice(0, 6)}`;
 let relay: LocalRelay;
 const gateways: StandinGateway[] = [];
@@ -19,7 +22,8 @@ const agents: AgentHandle[] = [];
 
 beforeAll(async () => {
   relay = await startRelay();
-  const weather: CardFile = { name: NAME, description: "Real-time weather forecasts", skills: [{ id: "forecast", name: "Weather Forecast", description: "Get current weather and forecasts" }] };
+  // The card `npm start` publishes (examples/card.json), under a name of this run's own.
+  const weather: CardFile = { ...EXAMPLE_CARD, name: NAME };
   const roles: [string, CardFile | undefined][] = [["Weather", weather], ["Caller", undefined]];
   for (const [name, card] of roles) {
     const gateway = await startStandinGateway();
@@ -80,6 +84,16 @@ describe("the 19791 API", () => {
       `curl -sf --max-time 20 -X POST "http://127.0.0.1:$PORT/api/search-agents" -H "Content-Type: application/json" -d '{"query": "weather forecast", "limit": 10}' | jq -r '.agents[0] | "\\(.name) \\(.best_skill_id) \\(.score > 0 and .score <= 1)"'`,
     );
     expect(out).toBe(`${NAME} forecast true`);
+  });
+
+  it("finds the example card by meaning, through the local model, for a query sharing no word with it", async () => {
+    const query = "will it be sunny or cloudy in Lisbon";
+    const cardWords = new Set(tokenize(JSON.stringify(EXAMPLE_CARD)));
+    expect(tokenize(query).filter((term) => cardWords.has(term))).toEqual([]);
+    const out = await script(
+      `curl -sf --max-time 20 -X POST "http://127.0.0.1:$PORT/api/search-agents" -H "Content-Type: application/json" -d '{"query": "${query}", "limit": 5}' | jq -r '.agents[] | .name + " " + .best_skill_id'`,
+    );
+    expect(out).toBe(`${NAME} forecast`);
   });
 
   it("the documented delegate example works verbatim, branching on .success", async () => {
