@@ -3,12 +3,9 @@
 // one-character query, and from half-width katakana.
 import { describe, expect, it } from "vitest";
 import { SearchIndex } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SkillCard } from "../../../worker/directory/card.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
+import { agent, skill } from "../../support/workerd/directory-cards.ts";
 
-const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
-  ({ id, name, description, tags, examples });
-const agent = (name: string, description: string, skills: SkillCard[]): AgentCard =>
-  ({ name, agent_id: `ag_${name.replaceAll("-", "_")}`, description, skills });
 
 const CARDS: AgentCard[] = [
   agent("hay-fever", "Allergy reports", [

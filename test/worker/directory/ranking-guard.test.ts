@@ -4,13 +4,10 @@
 import { describe, expect, it } from "vitest";
 import { COMMON_TERMS, isCommonTerm } from "../../../worker/directory/common-words.ts";
 import { SearchIndex } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SkillCard } from "../../../worker/directory/card.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
+import { agent, skill } from "../../support/workerd/directory-cards.ts";
 import { stem } from "../../../worker/directory/tokenize.ts";
 
-const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
-  ({ id, name, description, tags, examples });
-const agent = (name: string, description: string, skills: SkillCard[]): AgentCard =>
-  ({ name, agent_id: `ag_${name.replaceAll("-", "_")}`, description, skills });
 
 // Each card carries common words ("table", "file", "pattern", "world", "place", "count") beside the words that say what it does.
 const CARDS: AgentCard[] = [

@@ -3,14 +3,11 @@
 // are never respelled, nor respelled into, and an off-topic query stays empty.
 import { describe, expect, it } from "vitest";
 import { SearchIndex } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SkillCard } from "../../../worker/directory/card.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
+import { agent, skill } from "../../support/workerd/directory-cards.ts";
 import { stem } from "../../../worker/directory/tokenize.ts";
 import { editDistance, respelling, typoBudget } from "../../../worker/directory/typo-fallback.ts";
 
-const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
-  ({ id, name, description, tags, examples });
-const agent = (name: string, description: string, skills: SkillCard[]): AgentCard =>
-  ({ name, agent_id: `ag_${name.replaceAll("-", "_")}`, description, skills });
 
 const CARDS: AgentCard[] = [
   agent("sky-report", "Weather for any city", [

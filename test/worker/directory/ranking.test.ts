@@ -2,12 +2,9 @@
 // finds among overlapping cards, what the score means, and that updates take effect.
 import { describe, expect, it } from "vitest";
 import { SearchIndex, coverageScore } from "../../../worker/directory/search-index.ts";
-import type { AgentCard, SkillCard } from "../../../worker/directory/card.ts";
+import type { AgentCard } from "../../../worker/directory/card.ts";
+import { agent, skill } from "../../support/workerd/directory-cards.ts";
 
-const skill = (id: string, name: string, description: string, tags: string[] = [], examples: string[] = []): SkillCard =>
-  ({ id, name, description, tags, examples });
-const agent = (name: string, description: string, skills: SkillCard[]): AgentCard =>
-  ({ name, agent_id: `ag_${name.replaceAll("-", "_")}`, description, skills });
 
 // Overlap is the point: several weather agents, two translators, review vs generation, booking vs
 // status, stocks vs budgets, "generate" in code and images, "meeting" in calendar, email and summaries.
