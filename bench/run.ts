@@ -19,6 +19,10 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   sources: { title: "clawrelay bench:sources", includes: "bundling, Miniflare start-up included", main: async () => (await import("./sources-scenario.ts")).sourcesScenario },
   live: { title: "clawrelay bench:live", includes: "bundling, Miniflare start-up, agent starts included", main: async () => (await import("./live-scenario.ts")).liveScenario },
+  vectors: {
+    title: "clawrelay bench:vectors", includes: "generating vectors and cards, loading the local model",
+    options: { cards: 20_000 }, main: async () => (await import("./vectors-scenario.ts")).vectorsScenario,
+  },
   lockout: {
     title: "clawrelay bench:lockout", includes: "bundling, Miniflare start-up, 400 ms pauses included",
     options: { rounds: 30, clients: 32, "pause-ms": 400 }, main: async () => (await import("./lockout-scenario.ts")).lockoutScenario,

@@ -10,22 +10,12 @@ import { rerankBase } from "./hybrid-rank.ts";
 import type { Closest } from "./hybrid-rank.ts";
 import type { EmbeddingStats, EmbeddingsState } from "./index-stats.ts";
 import { QueryVectorCache } from "./query-vector-cache.ts";
-import { SemanticIndex, cardTexts } from "./semantic-index.ts";
+import { CARD_OVERHEAD_BYTES, MAX_VECTOR_BYTES, SemanticIndex, cardTexts } from "./semantic-index.ts";
 import type { EmbeddingSource } from "./semantic-index.ts";
 import { quantise, unit } from "./vector-codec.ts";
 import type { CardVectors } from "./vector-codec.ts";
 import { VectorStore } from "./vector-store.ts";
 
-/**
- * Memory the vectors may take in one Directory object (of its 128 MB, beside the lexical index's ~55 MB
- * at 100,000 cards): ~24,000 cards of three skills at 512 dimensions, ~13,800 at 1,024 (docs/directory.md, "Scale").
- */
-export const MAX_VECTOR_BYTES = 48 * 1024 * 1024;
-/**
- * Memory a card's vectors take beyond their bytes and norms (its name, the map entry, two typed arrays):
- * measured in Node 22 with 20,000 cards of 1 and 3 skills at 512 and 1,024 dimensions, 540 ± 5 bytes.
- */
-export const CARD_OVERHEAD_BYTES = 540;
 
 /** Vectors made for one card, with the model that made them. */
 export interface Embedded { model: string; vectors: CardVectors }

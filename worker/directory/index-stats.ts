@@ -35,7 +35,7 @@ export interface EmbeddingStats {
   pending: number;
   /**
    * Memory the current model's vectors take held for search (8 bits per dimension, a norm per vector, the
-   * measured per-card overhead), what the memory cap (card-embeddings.ts MAX_VECTOR_BYTES) is measured against.
+   * measured per-card overhead), what the memory cap (semantic-index.ts MAX_VECTOR_BYTES) is measured against.
    */
   vectorBytes: number;
   /** The last embeddings failure since the object started or the model changed ("where: message"). */

@@ -62,6 +62,17 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/**
+ * Memory the vectors may take in one Directory object (of its 128 MB, beside the lexical index's ~55 MB
+ * at 100,000 cards): ~24,000 cards of three skills at 512 dimensions, ~13,800 at 1,024 (docs/directory.md, "Scale"; npm run bench:vectors).
+ */
+export const MAX_VECTOR_BYTES = 48 * 1024 * 1024;
+/**
+ * Memory a card's vectors take beyond their bytes and norms (its name, the map entry, two typed arrays):
+ * measured in Node 22 with 20,000 cards of 1 and 3 skills at 512 and 1,024 dimensions, 540 ± 5 bytes.
+ */
+export const CARD_OVERHEAD_BYTES = 540;
+
 /** Every card's vectors of one model, by card name. */
 export class SemanticIndex {
   private readonly byName = new Map<string, CardVectors>();

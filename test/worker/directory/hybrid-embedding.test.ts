@@ -4,7 +4,8 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CARD_OVERHEAD_BYTES, CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
+import { CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
+import { CARD_OVERHEAD_BYTES } from "../../../worker/directory/semantic-index.ts";
 import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embed-queue.ts";
 import type { EmbeddingStats } from "../../../worker/directory/index-stats.ts";
 import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
