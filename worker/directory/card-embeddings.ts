@@ -27,6 +27,9 @@ export const MAX_VECTOR_BYTES = 48 * 1024 * 1024;
  */
 export const CARD_OVERHEAD_BYTES = 540;
 
+/** A query with no letter or digit ("", "?!") means nothing to embed: it costs no Workers AI request. */
+const MEANINGFUL = /[\p{L}\p{N}]/u;
+
 /** Vectors made for one card, with the model that made them. */
 export interface Embedded { model: string; vectors: CardVectors }
 
@@ -124,7 +127,7 @@ export class CardEmbeddings {
    */
   async closest(query: string): Promise<{ closest: Map<string, Closest>; floor: number } | null> {
     const source = this.source;
-    if (!source || source.floor === null || this.state() !== "ready") return null;
+    if (!source || source.floor === null || !MEANINGFUL.test(query) || this.state() !== "ready") return null;
     let vector = this.cache.get(source.model, query);
     if (!vector) {
       try {

@@ -94,6 +94,14 @@ describe("directory with an embeddings model", () => {
     expect(calls.slice(before)).toEqual([["umbrella needed tomorrow?"], ["dinner ideas"]]);
   });
 
+  it("sends a query without a letter or digit to no model (a Workers AI request for no meaning) and answers it nothing", async () => {
+    const { source, calls } = standIn("test/concepts", 0.5);
+    const { names } = await directoryWith(source);
+    const before = calls.length;
+    for (const query of ["", "   ", "?!", "…"]) expect(await names(query)).toEqual([]);
+    expect(calls.slice(before)).toEqual([]);
+  });
+
   it("ranks lexically with no embeddings source at all (state off, nothing pending)", async () => {
     const { stub, names } = await directoryWith(null);
     expect(await names("umbrella needed tomorrow?")).toEqual([]);
