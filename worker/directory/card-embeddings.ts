@@ -27,6 +27,12 @@ export const MAX_VECTOR_BYTES = 48 * 1024 * 1024;
  */
 export const CARD_OVERHEAD_BYTES = 540;
 
+/**
+ * After the model failed at search time (an outage, a rate limit), searches rank lexically without asking
+ * it for this long: none waits on a failing call, and a rate limit is not pressed further.
+ */
+export const SEARCH_RETRY_MS = 10_000;
+
 /** A query with no letter or digit ("", "?!") means nothing to embed: it costs no Workers AI request. */
 const MEANINGFUL = /[\p{L}\p{N}]/u;
 
@@ -41,6 +47,8 @@ export class CardEmbeddings {
   /** Failure kinds logged since the last success of their kind (so an outage logs once, not per search). */
   private readonly logged = new Set<string>();
   private lastError: string | null = null;
+  /** Until then a search does not ask the model for a query vector (SEARCH_RETRY_MS after a failure). */
+  private searchPausedUntil = 0;
 
   private readonly maxVectorBytes: number;
 
@@ -55,6 +63,7 @@ export class CardEmbeddings {
     this.source = source;
     this.memory = null;
     this.lastError = null;
+    this.searchPausedUntil = 0;
     this.logged.clear();
     this.store.useModel(source && { model: source.model, dims: source.dims });
   }
@@ -130,12 +139,14 @@ export class CardEmbeddings {
     if (!source || source.floor === null || !MEANINGFUL.test(query) || this.state() !== "ready") return null;
     let vector = this.cache.get(source.model, query);
     if (!vector) {
+      if (Date.now() < this.searchPausedUntil) return null;
       try {
         const [answer] = await source.embed([query]);
         if (!answer) throw new Error(`embedding model ${source.model} answered no vector for the query`);
         vector = unit(answer);
       } catch (err) {
-        this.failed("search", "this search ranks lexically", err);
+        this.failed("search", `searches rank lexically for ${SEARCH_RETRY_MS / 1000} s`, err);
+        this.searchPausedUntil = Date.now() + SEARCH_RETRY_MS;
         return null;
       }
       this.succeeded("search");
