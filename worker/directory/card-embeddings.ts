@@ -17,6 +17,15 @@ import type { CardVectors } from "./vector-codec.ts";
 import { VectorStore } from "./vector-store.ts";
 
 
+/**
+ * After the model failed at search time (an outage, a rate limit), searches rank lexically without asking
+ * it for this long: none waits on a failing call, and a rate limit is not pressed further.
+ */
+export const SEARCH_RETRY_MS = 10_000;
+
+/** A query with no letter or digit ("", "?!") means nothing to embed: it costs no Workers AI request. */
+const MEANINGFUL = /[\p{L}\p{N}]/u;
+
 /** Vectors made for one card, with the model that made them. */
 export interface Embedded { model: string; vectors: CardVectors }
 
@@ -28,6 +37,8 @@ export class CardEmbeddings {
   /** Failure kinds logged since the last success of their kind (so an outage logs once, not per search). */
   private readonly logged = new Set<string>();
   private lastError: string | null = null;
+  /** Until then a search does not ask the model for a query vector (SEARCH_RETRY_MS after a failure). */
+  private searchPausedUntil = 0;
 
   private readonly maxVectorBytes: number;
 
@@ -42,6 +53,7 @@ export class CardEmbeddings {
     this.source = source;
     this.memory = null;
     this.lastError = null;
+    this.searchPausedUntil = 0;
     this.logged.clear();
     this.store.useModel(source && { model: source.model, dims: source.dims });
   }
@@ -114,15 +126,17 @@ export class CardEmbeddings {
    */
   async closest(query: string): Promise<{ closest: Map<string, Closest>; floor: number } | null> {
     const source = this.source;
-    if (!source || source.floor === null || this.state() !== "ready") return null;
+    if (!source || source.floor === null || !MEANINGFUL.test(query) || this.state() !== "ready") return null;
     let vector = this.cache.get(source.model, query);
     if (!vector) {
+      if (Date.now() < this.searchPausedUntil) return null;
       try {
         const [answer] = await source.embed([query]);
         if (!answer) throw new Error(`embedding model ${source.model} answered no vector for the query`);
         vector = unit(answer);
       } catch (err) {
-        this.failed("search", "this search ranks lexically", err);
+        this.failed("search", `searches rank lexically for ${SEARCH_RETRY_MS / 1000} s`, err);
+        this.searchPausedUntil = Date.now() + SEARCH_RETRY_MS;
         return null;
       }
       this.succeeded("search");

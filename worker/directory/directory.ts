@@ -35,7 +35,10 @@ export function sourceFromEnv(env: Env): EmbeddingSource | null {
   if (!env.AI) return null;
   const model = env.EMBEDDING_MODEL ?? PRODUCTION_EMBEDDING_MODEL;
   const dims = EMBEDDING_MODELS[model]?.dimensions ?? null;
-  return { model, dims, floor: floorFor(model, env.EMBEDDING_FLOOR), embed: workersAiEmbedder(env.AI, model, dims) };
+  const floor = floorFor(model, env.EMBEDDING_FLOOR);
+  // Said once per object start: an unusable floor (a typo such as "0,6") otherwise only shows as search by words alone.
+  if (floor === null && env.EMBEDDING_FLOOR?.trim()) console.warn(`Directory: EMBEDDING_FLOOR "${env.EMBEDDING_FLOOR}" is not a cosine between 0 and 1; search ranks lexically (by words alone) until it is fixed`);
+  return { model, dims, floor, embed: workersAiEmbedder(env.AI, model, dims) };
 }
 
 export class Directory extends DurableObject<Env> implements DirectoryRpc {

@@ -15,7 +15,7 @@ import { isCommonTerm } from "./common-words.ts";
 import { SearchScratch } from "./search-scratch.ts";
 import type { Ranking, TermLists } from "./search-scratch.ts";
 import { tokenize } from "./tokenize.ts";
-import { respelling } from "./typo-fallback.ts";
+import { MAX_RESPELLED, respelling, typoBudget } from "./typo-fallback.ts";
 import { UnitTable } from "./unit-table.ts";
 
 const MAX_LIMIT = 50;
@@ -110,7 +110,8 @@ export class TermIndex {
    *
    * Common words count, but a hit resting on them alone must cover half the query (search-scratch.ts).
    * A query that finds nothing is tried once more with each term no card contains respelled into the
-   * nearest index term (typo-fallback.ts), those terms counting as weak as common words do.
+   * nearest index term (typo-fallback.ts; the first MAX_RESPELLED that may be), those terms counting as
+   * weak as common words do.
    * `keepWeak`: also return the hits the guard set aside (Ranking.weak), for hybrid search to weigh.
    */
   rank(query: string, limit: number, keepWeak = false): Ranking {
@@ -121,8 +122,10 @@ export class TermIndex {
     const ranking = this.scratch.rank(this.table, lists, max, keepWeak);
     if (ranking.hits.length > 0) return ranking;
     const respelled = new Set<string>();
+    let tries = 0;
     const fixed = terms.map((term, t) => {
-      if (documentFrequency(lists[t]!) > 0) return term;
+      // Each try is a pass over the vocabulary: a bounded number per query (typo-fallback.ts MAX_RESPELLED).
+      if (documentFrequency(lists[t]!) > 0 || typoBudget(term) === 0 || tries++ >= MAX_RESPELLED) return term;
       const candidate = respelling(term, this.vocabulary(), (other) => documentFrequency(this.termLists([other], respelled)[0]!));
       if (candidate === null) return term;
       respelled.add(candidate);

@@ -1,7 +1,7 @@
 // The embedding models the directory knows (worker/directory/embedding-models.ts) and how the Directory
 // takes its source from the bindings (sourceFromEnv): floors per model, the operator's EMBEDDING_FLOOR,
 // a model without a floor or unknown ranking lexically, and no binding meaning no embeddings at all.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { sourceFromEnv } from "../../../worker/directory/directory.ts";
 import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL, floorFor } from "../../../worker/directory/embedding-models.ts";
 import type { Env } from "../../../worker/env.ts";
@@ -40,6 +40,20 @@ describe("the Directory's embeddings source from its bindings", () => {
     expect(source).toMatchObject({ model: PRODUCTION_EMBEDDING_MODEL, dims: 1024, floor: null });
     await expect(source.embed(["hello"])).rejects.toThrow(/not 1024 numbers long/);
     expect(await sourceFromEnv(envWith({ AI: answering(1024) }))!.embed(["a", "b"])).toHaveLength(2);
+  });
+
+  it("says so when EMBEDDING_FLOOR is not a cosine in 0..1 (search then stays lexical, which nothing else shows)", () => {
+    const warned = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      expect(sourceFromEnv(envWith({ AI: answering(512), EMBEDDING_MODEL: LOCAL_EMBEDDING_MODEL, EMBEDDING_FLOOR: "0,6" }))?.floor).toBeNull();
+      expect(warned.mock.calls).toHaveLength(1);
+      expect(String(warned.mock.calls[0]![0])).toMatch(/EMBEDDING_FLOOR "0,6".*lexical/);
+      sourceFromEnv(envWith({ AI: answering(512), EMBEDDING_MODEL: LOCAL_EMBEDDING_MODEL, EMBEDDING_FLOOR: "0.6" }));
+      sourceFromEnv(envWith({ AI: answering(1024) }));
+      expect(warned.mock.calls).toHaveLength(1);
+    } finally {
+      warned.mockRestore();
+    }
   });
 
   it("uses EMBEDDING_MODEL and EMBEDDING_FLOOR as given", () => {

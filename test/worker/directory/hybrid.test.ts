@@ -4,6 +4,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
+import { SEARCH_RETRY_MS } from "../../../worker/directory/card-embeddings.ts";
 import { DIRECTORY_NAME } from "../../../worker/directory/routes.ts";
 import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
 import { claimInbox, relayFetch, signedFetch } from "../../support/workerd/agents.ts";
@@ -84,6 +85,26 @@ describe("directory with an embeddings model", () => {
     });
   }
 
+  it("asks a model that failed at search time again only after SEARCH_RETRY_MS: the searches meanwhile do not wait on it", async () => {
+    const { stub, names } = await directoryWith(standIn("test/concepts", 0.5).source);
+    const broken = standIn("test/concepts", 0.5, rateLimited);
+    await runInDurableObject(stub, (directory) => directory.useEmbedder(broken.source));
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      expect(await names("umbrella needed tomorrow?")).toEqual([]);
+      expect(await names("is a storm coming?")).toEqual([]);
+      expect(await names("weather forecast")).toEqual(["skycast"]);
+      expect(broken.calls).toEqual([["umbrella needed tomorrow?"]]);
+      // The pause over (as SEARCH_RETRY_MS later), the next search asks again.
+      await runInDurableObject(stub, (directory) => void ((directory as unknown as { semantic: { searchPausedUntil: number } }).semantic.searchPausedUntil = Date.now() - 1));
+      expect(await names("is a storm coming?")).toEqual([]);
+      expect(broken.calls).toHaveLength(2);
+    } finally {
+      logged.mockRestore();
+    }
+    expect(SEARCH_RETRY_MS).toBeGreaterThan(0);
+  });
+
   it("embeds a repeated query once (query vectors cached by model and text)", async () => {
     const { source, calls } = standIn("test/concepts", 0.5);
     const { names } = await directoryWith(source);
@@ -92,6 +113,14 @@ describe("directory with an embeddings model", () => {
     expect(await names("umbrella needed tomorrow?")).toEqual(["skycast"]);
     expect(await names("dinner ideas")).toEqual(["chefbot"]);
     expect(calls.slice(before)).toEqual([["umbrella needed tomorrow?"], ["dinner ideas"]]);
+  });
+
+  it("sends a query without a letter or digit to no model (a Workers AI request for no meaning) and answers it nothing", async () => {
+    const { source, calls } = standIn("test/concepts", 0.5);
+    const { names } = await directoryWith(source);
+    const before = calls.length;
+    for (const query of ["", "   ", "?!", "…"]) expect(await names(query)).toEqual([]);
+    expect(calls.slice(before)).toEqual([]);
   });
 
   it("ranks lexically with no embeddings source at all (state off, nothing pending)", async () => {

@@ -6,8 +6,7 @@ import { SearchIndex } from "../../../worker/directory/search-index.ts";
 import type { AgentCard } from "../../../worker/directory/card.ts";
 import { agent, skill } from "../../support/workerd/directory-cards.ts";
 import { stem } from "../../../worker/directory/tokenize.ts";
-import { editDistance, respelling, typoBudget } from "../../../worker/directory/typo-fallback.ts";
-
+import { MAX_RESPELLED, editDistance, respelling, typoBudget } from "../../../worker/directory/typo-fallback.ts";
 
 const CARDS: AgentCard[] = [
   agent("sky-report", "Weather for any city", [
@@ -59,6 +58,20 @@ describe("the fallback does not make off-topic queries match", () => {
     ["knit a warm scarf", "knit is one edit from unit, which no card holds here; scarf from nothing"],
   ])("%s (%s)", (query) => {
     expect(search.find(query, 3)).toEqual({ hits: [], total: 0 });
+  });
+});
+
+describe("the fallback's cost is bounded", () => {
+  // Each word respelled is a pass over every index term (~80 ms at 200,000 terms): a 500-character query
+  // of unknown words took seconds of the one Directory object's time, every search and publish waiting.
+  it(`respells at most MAX_RESPELLED (${MAX_RESPELLED}) words of a query, the first ones`, () => {
+    const search = index();
+    const unknown = ["zorblat", "quimzet", "fradnok", "plivsun", "wobmerk", "snarfle", "grumvix", "teplork"].slice(0, MAX_RESPELLED);
+    expect(unknown).toHaveLength(MAX_RESPELLED);
+    const within = search.find([...unknown.slice(1), "forcast"].join(" "), 3, true);
+    expect(within.weak?.map((hit) => hit.card.name)).toEqual(["sky-report"]);
+    const past = search.find([...unknown, "forcast"].join(" "), 3, true);
+    expect(past).toEqual({ hits: [], total: 0, weak: [] });
   });
 });
 
