@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
+import type { NodeEmbeddingsRun } from "../../scripts/local-ai/local-model.ts";
 import { evaluate } from "../../scripts/eval-search/evaluate.ts";
+import { runSearchSet } from "../../scripts/eval-search/relay-run.ts";
 import { readSearchSet } from "../../scripts/eval-search/search-set.ts";
 import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
 
@@ -124,6 +126,24 @@ describe("eval:search --workers-ai --calibrate against a stand-in of Cloudflare'
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe("eval:search when the model fails while the queries are asked", () => {
+  it("fails the run, saying how often, rather than report the lexical answers the relay fell back to as the model's", async () => {
+    const set = await readSearchSet(SMALL_SET);
+    const queries = new Set(set.queries.map((query) => query.q.toLowerCase()));
+    // Cards embed; every query's embedding is refused (as a rate limit or an outage would be).
+    const run: NodeEmbeddingsRun = async (_model, input) => {
+      if (input.text.some((text) => queries.has(text.trim().toLowerCase()))) throw new Error("3040: Capacity temporarily exceeded");
+      return { shape: [input.text.length, 64], data: input.text.map(trigramVector) };
+    };
+    const failed = await runSearchSet(inject("relayBundle"), set, { embeddings: run, vars: { EMBEDDING_MODEL: "@cf/test/trigrams", EMBEDDING_FLOOR: "0.5" }, log: () => {} }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^the model failed on 15 of \d+ embedding calls while the queries were asked\b.*first: 3040: Capacity temporarily exceeded/);
   });
 });
 
