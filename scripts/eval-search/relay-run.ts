@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Miniflare } from "miniflare";
 import { terminalSafe } from "../../local-agent/cli/terminal-text.ts";
 import { startRelayMiniflare } from "../local-workerd.ts";
-import type { MiniflareOptions, WorkerBundle } from "../local-workerd.ts";
+import type { RelayMiniflareOptions, WorkerBundle } from "../local-workerd.ts";
 import { directoryStats, publishCards } from "./directory-rpc.ts";
 import { figuresOf } from "./metrics.ts";
 import type { Figures, NegativeOutcome, QueryOutcome, SearchHit } from "./metrics.ts";
@@ -16,7 +16,7 @@ import { runLocalModel } from "../local-ai/local-model.ts";
 import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 /** What answers the relay's AI binding: the local model in Node, none (lexical), or a run given here. */
-export type RelayEmbeddings = "local" | "off" | NodeEmbeddingsRun;
+export type RelayEmbeddings = NonNullable<RelayMiniflareOptions["embeddings"]>;
 
 /** The Directory's `indexStats().embeddings` (absent from a relay without embeddings support). */
 export interface EmbeddingsStats {
@@ -107,10 +107,8 @@ function watchedEmbeddings(embeddings: RelayEmbeddings) {
 
 export async function runSearchSet(bundle: WorkerBundle, set: SearchSet, options: RunOptions): Promise<RunResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  // `embeddings` is startRelayMiniflare's option from issue 34's local model; a relay script without it
-  // binds no AI, which is the lexical run.
   const { embeddings: relayEmbeddings, watch } = watchedEmbeddings(options.embeddings);
-  const relayOptions: MiniflareOptions & { embeddings: RelayEmbeddings } = {
+  const relayOptions: RelayMiniflareOptions = {
     embeddings: relayEmbeddings,
     vars: options.vars ?? {},
     onLog: ({ level, message }) => log(`  relay ${level}: ${terminalSafe(message)}`),
