@@ -147,6 +147,30 @@ describe("eval:search when the model fails while the queries are asked", () => {
   });
 });
 
+describe("eval:search --workers-ai with a token Workers AI refuses", () => {
+  it("fails at once with Workers AI's own words, not after waiting for cards that will never embed", async () => {
+    const server = createServer((req, res) => {
+      req.resume().on("end", () => {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ success: false, errors: [{ code: 10000, message: "Authentication error" }] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4`;
+      const set = await readSearchSet(SMALL_SET);
+      const workersAi = { model: "@cf/test/trigrams", account: { accountId: "acc", apiToken: "wrong-token", apiBase } };
+      const failed = await evaluate(inject("relayBundle"), set, { lexical: false, floor: "0.5", calibrate: false, workersAi, embedTimeoutMs: 3000, log: () => {} }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(Error);
+      expect((failed as Error).message).toBe("Workers AI @cf/test/trigrams refused (HTTP 401): 10000: Authentication error");
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe("eval:search's mistakes", () => {
   it("exits 2 naming the field when the set is wrong", async () => {
     const dir = await mkdtemp(join(tmpdir(), "eval-search-set-"));
