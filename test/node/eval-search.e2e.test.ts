@@ -182,6 +182,16 @@ describe("eval:search's mistakes", () => {
     expect(stdout).toBe("");
   });
 
+  it("exits 2 for --calibrate on a set without negatives, before running anything", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "eval-search-set-"));
+    const file = join(dir, "set.json");
+    await writeFile(file, JSON.stringify({ agents: [{ name: "solo", description: "x", skills: [{ id: "a", name: "A" }] }], queries: [{ q: "hello", agent: "solo", skill: "a" }] }));
+    const { code, stderr, stdout } = await evalSearch([file, "--calibrate"]);
+    expect(stderr).toBe(`eval:search: ${file}: --calibrate needs "negatives": queries no agent of the set serves, to measure the floor on\n`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+
   it("exits 2 with the usage for a mistake on the command line, and for a file that is not there", async () => {
     const usage = await evalSearch([SMALL_SET, "--floor", "2"]);
     expect(usage.code).toBe(2);
