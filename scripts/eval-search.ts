@@ -64,6 +64,9 @@ export function evalSearchArgs(argv: string[], env: Record<string, string | unde
 
 async function main(line: CommandLine): Promise<void> {
   const set = await readSearchSet(line.file);
+  if (line.calibrate && set.negatives.length === 0) {
+    throw new SearchSetError(`${line.file}: --calibrate needs "negatives": queries no agent of the set serves, to measure the floor on`);
+  }
   const outdir = await mkdtemp(join(tmpdir(), "clawrelay-eval-search-"));
   const cleanUp = () => rmSync(outdir, { recursive: true, force: true });
   for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => { cleanUp(); process.exit(130); });

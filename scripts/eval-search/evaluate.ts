@@ -52,6 +52,9 @@ export async function evaluate(bundle: WorkerBundle, set: SearchSet, options: Ev
   let floor = options.floor;
   if (!options.lexical) {
     const { embeddings, model } = modelEmbeddings(options);
+    // One text first (calibrating embeds first anyway): a token or model Workers AI refuses fails here,
+    // in its own words, rather than leave the relay retrying the cards until the embedding deadline.
+    if (typeof embeddings === "function" && !options.calibrate) await embeddings(model, { text: [set.queries[0]!.q] });
     if (options.calibrate) {
       const embed = calibrationEmbedder(options);
       if (!embed) throw new Error(`--calibrate needs a model to embed with, and ${model} is off`);

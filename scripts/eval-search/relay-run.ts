@@ -1,20 +1,22 @@
 // One run of a search set against the real relay Worker in Miniflare: publish every card over the
 // Directory's RPC, wait until the directory has embedded them (or says it will not), then ask every query
-// through the real route `POST /directory/search`, as a script on a running relay would. Used by
+// through the real route `POST /directory/search`, as a script on a running relay would. A model failure
+// while they are asked fails the run (the relay ranked that query by words alone, silently). Used by
 // scripts/eval-search.ts; covered by test/node/eval-search.e2e.test.ts.
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Miniflare } from "miniflare";
 import { terminalSafe } from "../../local-agent/cli/terminal-text.ts";
 import { startRelayMiniflare } from "../local-workerd.ts";
-import type { MiniflareOptions, WorkerBundle } from "../local-workerd.ts";
+import type { RelayMiniflareOptions, WorkerBundle } from "../local-workerd.ts";
 import { directoryStats, publishCards } from "./directory-rpc.ts";
 import { figuresOf } from "./metrics.ts";
 import type { Figures, NegativeOutcome, QueryOutcome, SearchHit } from "./metrics.ts";
 import type { SearchSet } from "./search-set.ts";
+import { runLocalModel } from "../local-ai/local-model.ts";
 import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 /** What answers the relay's AI binding: the local model in Node, none (lexical), or a run given here. */
-export type RelayEmbeddings = "local" | "off" | NodeEmbeddingsRun;
+export type RelayEmbeddings = NonNullable<RelayMiniflareOptions["embeddings"]>;
 
 /** The Directory's `indexStats().embeddings` (absent from a relay without embeddings support). */
 export interface EmbeddingsStats {
@@ -83,12 +85,31 @@ async function search(origin: URL, query: string, limit: number): Promise<Search
   return answer.agents.map(({ name, best_skill_id, score }) => ({ name, best_skill_id, score }));
 }
 
+/**
+ * The run answering the relay's AI, watched: a failure while the queries are asked makes the directory
+ * rank that query by words (never an error to the caller), so the run must not report it as the model's.
+ */
+function watchedEmbeddings(embeddings: RelayEmbeddings) {
+  const watch = { asking: false, calls: 0, failures: [] as string[] };
+  if (embeddings === "off") return { embeddings, watch };
+  const run = embeddings === "local" ? runLocalModel : embeddings;
+  const watched: NodeEmbeddingsRun = async (model, input) => {
+    if (watch.asking) watch.calls += 1;
+    try {
+      return await run(model, input);
+    } catch (error) {
+      if (watch.asking) watch.failures.push(error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  };
+  return { embeddings: watched, watch };
+}
+
 export async function runSearchSet(bundle: WorkerBundle, set: SearchSet, options: RunOptions): Promise<RunResult> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  // `embeddings` is startRelayMiniflare's option from issue 34's local model; a relay script without it
-  // binds no AI, which is the lexical run.
-  const relayOptions: MiniflareOptions & { embeddings: RelayEmbeddings } = {
-    embeddings: options.embeddings,
+  const { embeddings: relayEmbeddings, watch } = watchedEmbeddings(options.embeddings);
+  const relayOptions: RelayMiniflareOptions = {
+    embeddings: relayEmbeddings,
     vars: options.vars ?? {},
     onLog: ({ level, message }) => log(`  relay ${level}: ${terminalSafe(message)}`),
   };
@@ -97,11 +118,17 @@ export async function runSearchSet(bundle: WorkerBundle, set: SearchSet, options
     const origin = await mf.ready;
     await publishCards(mf, set.cards, Math.floor(Date.now() / 1000));
     const embeddings = await settledEmbeddings(mf, options.embedTimeoutMs ?? DEFAULT_EMBED_TIMEOUT_MS);
+    watch.asking = true;
     // One at a time, in the set's order: the answers do not depend on it, and the figures stay reproducible.
     const queries: QueryOutcome[] = [];
     for (const query of set.queries) queries.push({ query, hits: await search(origin, query.q, QUERY_LIMIT) });
     const negatives: NegativeOutcome[] = [];
     for (const q of set.negatives) negatives.push({ q, hits: await search(origin, q, NEGATIVE_LIMIT) });
+    if (watch.failures.length > 0) {
+      throw new Error(
+        `the model failed on ${watch.failures.length} of ${watch.calls} embedding calls while the queries were asked, so the relay ranked those by words alone and the figures would not be the model's (first: ${terminalSafe(watch.failures[0]!)})`,
+      );
+    }
     return { figures: figuresOf(queries, negatives), queries, negatives, embeddings };
   } finally {
     await mf.dispose();

@@ -50,11 +50,18 @@ export function workersAiRestRun(account: WorkersAiAccount): NodeEmbeddingsRun {
   return async (model, input) => {
     // Model ids hold slashes (@cf/baai/bge-m3) that the API takes as path segments; only the @ stays raw too.
     const url = `${base}/accounts/${encodeURIComponent(account.accountId)}/ai/run/${model.split("/").map(encodeURIComponent).join("/").replace(/%40/g, "@")}`;
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { authorization: `Bearer ${account.apiToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ text: input.text }),
-    });
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${account.apiToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ text: input.text }),
+      });
+    } catch (error) {
+      // fetch says only "fetch failed"; the network's reason is its cause (ECONNREFUSED, ENOTFOUND, …).
+      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+      throw new WorkersAiError(`Workers AI ${model}: cannot reach ${base} (${String(cause?.code ?? cause?.message ?? (error as Error).message)})`);
+    }
     const text = await response.text();
     let answer: ApiAnswer;
     try {

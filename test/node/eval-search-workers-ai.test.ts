@@ -68,6 +68,19 @@ describe("workersAiRestRun", () => {
   });
 });
 
+describe("workersAiRestRun when the API cannot be reached", () => {
+  it("says it was Workers AI and where, with the network's reason, never the token", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const call = workersAiRestRun({ accountId: "acc123", apiToken: "secret-token", apiBase: `http://127.0.0.1:${port}/client/v4` })("@cf/baai/bge-m3", { text: ["x"] });
+    const failed = await call.then(() => null, (error: unknown) => error);
+    expect(failed).toBeInstanceOf(WorkersAiError);
+    expect((failed as Error).message).toBe(`Workers AI @cf/baai/bge-m3: cannot reach http://127.0.0.1:${port}/client/v4 (ECONNREFUSED)`);
+  });
+});
+
 describe("embedderFromRun", () => {
   it("embeds many texts in batches of 50, keeping their order", async () => {
     seen.length = 0;

@@ -10,7 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, inject, it } from "vitest";
+import type { NodeEmbeddingsRun } from "../../scripts/local-ai/local-model.ts";
 import { evaluate } from "../../scripts/eval-search/evaluate.ts";
+import { runSearchSet } from "../../scripts/eval-search/relay-run.ts";
 import { readSearchSet } from "../../scripts/eval-search/search-set.ts";
 import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
 
@@ -127,6 +129,48 @@ describe("eval:search --workers-ai --calibrate against a stand-in of Cloudflare'
   });
 });
 
+describe("eval:search when the model fails while the queries are asked", () => {
+  it("fails the run, saying how often, rather than report the lexical answers the relay fell back to as the model's", async () => {
+    const set = await readSearchSet(SMALL_SET);
+    const queries = new Set(set.queries.map((query) => query.q.toLowerCase()));
+    // Cards embed; every query's embedding is refused (as a rate limit or an outage would be).
+    const run: NodeEmbeddingsRun = async (_model, input) => {
+      if (input.text.some((text) => queries.has(text.trim().toLowerCase()))) throw new Error("3040: Capacity temporarily exceeded");
+      return { shape: [input.text.length, 64], data: input.text.map(trigramVector) };
+    };
+    const failed = await runSearchSet(inject("relayBundle"), set, { embeddings: run, vars: { EMBEDDING_MODEL: "@cf/test/trigrams", EMBEDDING_FLOOR: "0.5" }, log: () => {} }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as Error).message).toMatch(/^the model failed on 15 of \d+ embedding calls while the queries were asked\b.*first: 3040: Capacity temporarily exceeded/);
+  });
+});
+
+describe("eval:search --workers-ai with a token Workers AI refuses", () => {
+  it("fails at once with Workers AI's own words, not after waiting for cards that will never embed", async () => {
+    const server = createServer((req, res) => {
+      req.resume().on("end", () => {
+        res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ success: false, errors: [{ code: 10000, message: "Authentication error" }] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v4`;
+      const set = await readSearchSet(SMALL_SET);
+      const workersAi = { model: "@cf/test/trigrams", account: { accountId: "acc", apiToken: "wrong-token", apiBase } };
+      const failed = await evaluate(inject("relayBundle"), set, { lexical: false, floor: "0.5", calibrate: false, workersAi, embedTimeoutMs: 3000, log: () => {} }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(Error);
+      expect((failed as Error).message).toBe("Workers AI @cf/test/trigrams refused (HTTP 401): 10000: Authentication error");
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe("eval:search's mistakes", () => {
   it("exits 2 naming the field when the set is wrong", async () => {
     const dir = await mkdtemp(join(tmpdir(), "eval-search-set-"));
@@ -135,6 +179,16 @@ describe("eval:search's mistakes", () => {
     const { code, stderr, stdout } = await evalSearch([file]);
     expect(code).toBe(2);
     expect(stderr).toBe(`eval:search: ${file}: queries[0].skill must be one of "solo"'s skill ids (a), not "b"\n`);
+    expect(stdout).toBe("");
+  });
+
+  it("exits 2 for --calibrate on a set without negatives, before running anything", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "eval-search-set-"));
+    const file = join(dir, "set.json");
+    await writeFile(file, JSON.stringify({ agents: [{ name: "solo", description: "x", skills: [{ id: "a", name: "A" }] }], queries: [{ q: "hello", agent: "solo", skill: "a" }] }));
+    const { code, stderr, stdout } = await evalSearch([file, "--calibrate"]);
+    expect(stderr).toBe(`eval:search: ${file}: --calibrate needs "negatives": queries no agent of the set serves, to measure the floor on\n`);
+    expect(code).toBe(2);
     expect(stdout).toBe("");
   });
 
