@@ -5,6 +5,8 @@
 // model fails, the search ranks lexically. Imported by directory.ts; covered by
 // test/worker/directory/hybrid.test.ts and hybrid-embedding.test.ts.
 import type { AgentCard } from "./card.ts";
+import { EMBED_DEADLINES_MS, embedWithin } from "./embed-calls.ts";
+import type { EmbedDeadlines } from "./embed-calls.ts";
 import { EMBED_BATCH, takeBatch, vectorsByCard } from "./embed-queue.ts";
 import { rerankBase } from "./hybrid-rank.ts";
 import type { Closest } from "./hybrid-rank.ts";
@@ -37,6 +39,7 @@ export class CardEmbeddings {
   /** Failure kinds logged since the last success of their kind (so an outage logs once, not per search). */
   private readonly logged = new Set<string>();
   private lastError: string | null = null;
+  private deadlines: EmbedDeadlines = EMBED_DEADLINES_MS;
   /** Until then a search does not ask the model for a query vector (SEARCH_RETRY_MS after a failure). */
   private searchPausedUntil = 0;
 
@@ -48,9 +51,10 @@ export class CardEmbeddings {
     this.use(source);
   }
 
-  /** Embeds with `source` from now on (null: no embeddings); vectors of another model become pending. */
-  use(source: EmbeddingSource | null): void {
+  /** Embeds with `source` from now on (null: no embeddings); vectors of another model become pending. `deadlines`: shorter in tests. */
+  use(source: EmbeddingSource | null, deadlines: EmbedDeadlines = EMBED_DEADLINES_MS): void {
     this.source = source;
+    this.deadlines = deadlines;
     this.memory = null;
     this.lastError = null;
     this.searchPausedUntil = 0;
@@ -88,7 +92,7 @@ export class CardEmbeddings {
     const source = this.source;
     if (!source || this.store.hasCurrent(card)) return null;
     try {
-      const vectors = quantise(await source.embed(cardTexts(card)));
+      const vectors = quantise(await embedWithin(source.embed, cardTexts(card), this.deadlines.card));
       this.succeeded("publish");
       return { model: source.model, vectors };
     } catch (err) {
@@ -131,7 +135,7 @@ export class CardEmbeddings {
     if (!vector) {
       if (Date.now() < this.searchPausedUntil) return null;
       try {
-        const [answer] = await source.embed([query]);
+        const [answer] = await embedWithin(source.embed, [query], this.deadlines.search);
         if (!answer) throw new Error(`embedding model ${source.model} answered no vector for the query`);
         vector = unit(answer);
       } catch (err) {
@@ -169,7 +173,7 @@ export class CardEmbeddings {
     if (batch.cards.length === 0) return "done";
     let answer: Float32Array[];
     try {
-      answer = await source.embed(batch.texts);
+      answer = await embedWithin(source.embed, batch.texts, this.deadlines.card);
       if (answer.length !== batch.texts.length) throw new Error(`embedding model ${source.model} answered ${answer.length} vectors for ${batch.texts.length} texts`);
       for (const { card, vectors } of vectorsByCard(batch, answer)) {
         // A card published or released while the batch was embedded keeps what that publish did.

@@ -13,6 +13,7 @@ import { StoredIndex } from "./index-store.ts";
 import type { DirectoryStats } from "./index-stats.ts";
 import { CardEmbeddings } from "./card-embeddings.ts";
 import type { Embedded } from "./card-embeddings.ts";
+import type { EmbedDeadlines } from "./embed-calls.ts";
 import { EMBED_BATCH } from "./embed-queue.ts";
 import { EMBEDDING_MODELS, PRODUCTION_EMBEDDING_MODEL, floorFor } from "./embedding-models.ts";
 import { HYBRID, combineHybrid } from "./hybrid-rank.ts";
@@ -73,10 +74,10 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     this.cardRowsWritten += this.ctx.storage.sql.exec(query, ...bindings).rowsWritten;
   }
 
-  /** Replaces the embeddings source (tests: a stand-in model); null = lexical only. Vectors of another model become pending. */
-  useEmbedder(source: EmbeddingSource | null): void {
+  /** Replaces the embeddings source (tests: a stand-in model, shorter deadlines); null = lexical only. Vectors of another model become pending. */
+  useEmbedder(source: EmbeddingSource | null, deadlines?: EmbedDeadlines): void {
     this.source = source;
-    this.semantic?.use(source);
+    if (this.semantic || deadlines) this.embeddings.use(source, deadlines);
     this.alarmSet = false;
   }
 
