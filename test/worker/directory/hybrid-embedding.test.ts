@@ -6,6 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
 import { CARD_OVERHEAD_BYTES } from "../../../worker/directory/semantic-index.ts";
+import { EMBED_RETRY } from "../../../worker/directory/embed-calls.ts";
 import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embed-queue.ts";
 import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
 import { CARDS, card, failing, gated, standIn, statsWhen } from "./hybrid-embedders.ts";
@@ -54,14 +55,14 @@ describe("cards still to embed", () => {
     expect(await names(stub, "umbrella needed tomorrow?")).toEqual(["skycast"]);
   });
 
-  it("waits EMBED_BATCH.retryAfterMs after the model failed in the alarm, keeping the cards pending", async () => {
+  it("waits EMBED_RETRY.firstMs after the model failed in the alarm, keeping the cards pending", async () => {
     const stub = await freshDirectory(standIn("test/concepts", 0.5, failing).source);
     const before = Date.now();
     expect((await stub.publish(CARDS[0]!, 1)).ok).toBe(true);
     const embeddings = await statsWhen(stub, (stats) => stats.lastError?.startsWith("alarm: ") === true);
     expect(embeddings).toMatchObject({ state: "embedding", pending: 1 });
     const alarm = await runInDurableObject(stub, (_directory, state) => state.storage.getAlarm());
-    expect(alarm).toBeGreaterThanOrEqual(before + EMBED_BATCH.retryAfterMs);
+    expect(alarm).toBeGreaterThanOrEqual(before + EMBED_RETRY.firstMs);
   });
 
   it(`embeds at most ${EMBED_BATCH.cards} cards per alarm run, and a card republished unchanged is not embedded again`, async () => {
