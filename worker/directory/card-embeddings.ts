@@ -1,11 +1,16 @@
 // The Directory's semantic half: the embeddings source, the vectors in SQLite (vector-store.ts) and in
 // memory (semantic-index.ts), the query vectors asked before (query-vector-cache.ts) and the cards still to
-// embed (embed-queue.ts). It answers a search's closest skills only when every card has vectors of the
-// current model, the model has a floor and the vectors fit the memory cap; otherwise, and whenever the
-// model fails, the search ranks lexically. Imported by directory.ts; covered by
-// test/worker/directory/hybrid.test.ts and hybrid-embedding.test.ts.
+// embed (embed-queue.ts; the alarm's work is embed-alarm.ts). It answers a search's closest skills only
+// when every card not set aside has vectors of the current model, the model has a floor and the vectors
+// fit the memory cap; otherwise, and whenever the model fails, the search ranks lexically. Imported by directory.ts; covered by
+// test/worker/directory/hybrid.test.ts, hybrid-embedding.test.ts and hybrid-failures.test.ts.
 import type { AgentCard } from "./card.ts";
-import { EMBED_BATCH, takeBatch, vectorsByCard } from "./embed-queue.ts";
+import { EMBED_DEADLINES_MS, embedWithin } from "./embed-calls.ts";
+import type { EmbedDeadlines } from "./embed-calls.ts";
+import { EmbedAlarm } from "./embed-alarm.ts";
+import type { AlarmOutcome } from "./embed-alarm.ts";
+import { EmbedFailureLog } from "./embed-failure-log.ts";
+import { EMBED_BATCH } from "./embed-queue.ts";
 import { rerankBase } from "./hybrid-rank.ts";
 import type { Closest } from "./hybrid-rank.ts";
 import type { EmbeddingStats, EmbeddingsState } from "./index-stats.ts";
@@ -34,9 +39,9 @@ export class CardEmbeddings {
   private source: EmbeddingSource | null = null;
   private memory: SemanticIndex | null = null;
   private readonly cache = new QueryVectorCache();
-  /** Failure kinds logged since the last success of their kind (so an outage logs once, not per search). */
-  private readonly logged = new Set<string>();
-  private lastError: string | null = null;
+  private readonly log = new EmbedFailureLog();
+  private readonly alarmWork: EmbedAlarm;
+  private deadlines: EmbedDeadlines = EMBED_DEADLINES_MS;
   /** Until then a search does not ask the model for a query vector (SEARCH_RETRY_MS after a failure). */
   private searchPausedUntil = 0;
 
@@ -45,16 +50,30 @@ export class CardEmbeddings {
   constructor(storage: DurableObjectStorage, source: EmbeddingSource | null, maxVectorBytes = MAX_VECTOR_BYTES) {
     this.maxVectorBytes = maxVectorBytes;
     this.store = new VectorStore(storage);
+    this.alarmWork = new EmbedAlarm({
+      store: this.store,
+      log: this.log,
+      current: () => this.source,
+      keep: (from, card, vectors) => {
+        // A card published or released while it was embedded keeps what that publish did.
+        if (this.source === from && this.store.stillStored(card)) this.keep(card.name, { model: from.model, vectors });
+      },
+      deadlineMs: () => this.deadlines.card,
+    });
     this.use(source);
   }
 
-  /** Embeds with `source` from now on (null: no embeddings); vectors of another model become pending. */
-  use(source: EmbeddingSource | null): void {
+  /**
+   * Embeds with `source` from now on (null: no embeddings); vectors of another model become pending, and
+   * cards set aside under another model are tried again. `deadlines`: shorter in tests.
+   */
+  use(source: EmbeddingSource | null, deadlines: EmbedDeadlines = EMBED_DEADLINES_MS): void {
     this.source = source;
+    this.deadlines = deadlines;
     this.memory = null;
-    this.lastError = null;
     this.searchPausedUntil = 0;
-    this.logged.clear();
+    this.log.reset();
+    this.alarmWork.reset();
     this.store.useModel(source && { model: source.model, dims: source.dims });
   }
 
@@ -79,20 +98,27 @@ export class CardEmbeddings {
     return bytes + 4 * vectors + CARD_OVERHEAD_BYTES * embedded;
   }
 
-  get hasPending(): boolean {
-    return this.source !== null && this.store.counts.pending > 0;
+  /** When the alarm should next run for the cards to embed or set aside; null: no need. */
+  nextAlarmAt(now: number): number | null {
+    return this.source ? this.alarmWork.nextAt(now) : null;
   }
 
-  /** A publish's vectors, or null (no source, the stored card already has them, or the model failed: the card is then pending). */
+  /** The alarm's pause after an outage: 60 s doubling per outage in a row, at most an hour. */
+  get retryDelayMs(): number {
+    return this.alarmWork.retryDelayMs;
+  }
+
+  /** A publish's vectors, or null (no source, the stored card already has them or is set aside, or the model failed: the card is then pending). */
   async embedCard(card: AgentCard): Promise<Embedded | null> {
     const source = this.source;
-    if (!source || this.store.hasCurrent(card)) return null;
+    // A card set aside is tried again by the alarm, not by each unchanged republish (every agent start).
+    if (!source || this.store.hasCurrent(card) || this.store.isSetAside(card)) return null;
     try {
-      const vectors = quantise(await source.embed(cardTexts(card)));
-      this.succeeded("publish");
+      const vectors = quantise(await embedWithin(source.embed, cardTexts(card), this.deadlines.card));
+      this.log.succeeded("publish");
       return { model: source.model, vectors };
     } catch (err) {
-      this.failed("publish", `${card.name} is embedded later by the alarm`, err);
+      this.log.failed("publish", source.model, `${card.name} is embedded later by the alarm`, err);
       return null;
     }
   }
@@ -131,15 +157,15 @@ export class CardEmbeddings {
     if (!vector) {
       if (Date.now() < this.searchPausedUntil) return null;
       try {
-        const [answer] = await source.embed([query]);
+        const [answer] = await embedWithin(source.embed, [query], this.deadlines.search);
         if (!answer) throw new Error(`embedding model ${source.model} answered no vector for the query`);
         vector = unit(answer);
       } catch (err) {
-        this.failed("search", `searches rank lexically for ${SEARCH_RETRY_MS / 1000} s`, err);
+        this.log.failed("search", source.model, `searches rank lexically for ${SEARCH_RETRY_MS / 1000} s`, err);
         this.searchPausedUntil = Date.now() + SEARCH_RETRY_MS;
         return null;
       }
-      this.succeeded("search");
+      this.log.succeeded("search");
       this.cache.set(source.model, query, vector);
     }
     // The source, or whether every card has vectors, may have changed while the query was embedded.
@@ -159,48 +185,15 @@ export class CardEmbeddings {
   }
 
   /**
-   * The alarm's work: embeds one batch of pending cards. "more" when cards remain, "failed" when the
-   * model failed (the alarm waits EMBED_BATCH.retryAfterMs), "done" otherwise.
+   * The alarm's work (embed-alarm.ts): one batch of pending cards, or the set-aside cards due again. "more"
+   * when the alarm should run again at once, "failed" on an outage (the alarm waits retryDelayMs), "done" otherwise.
    */
-  async embedPendingBatch(maxCards: number = EMBED_BATCH.cards): Promise<"done" | "more" | "failed"> {
-    const source = this.source;
-    if (!source) return "done";
-    const batch = takeBatch(this.store.pending(maxCards), maxCards);
-    if (batch.cards.length === 0) return "done";
-    let answer: Float32Array[];
-    try {
-      answer = await source.embed(batch.texts);
-      if (answer.length !== batch.texts.length) throw new Error(`embedding model ${source.model} answered ${answer.length} vectors for ${batch.texts.length} texts`);
-      for (const { card, vectors } of vectorsByCard(batch, answer)) {
-        // A card published or released while the batch was embedded keeps what that publish did.
-        if (this.source === source && this.store.stillStored(card)) this.keep(card.name, { model: source.model, vectors: quantise(vectors) });
-      }
-    } catch (err) {
-      this.failed("alarm", `${batch.cards.length} pending cards tried again in ${EMBED_BATCH.retryAfterMs / 1000} s`, err);
-      return "failed";
-    }
-    this.succeeded("alarm");
-    // The counts follow every write; a recount after each batch also mends any drift (~ms at 100,000 cards).
-    this.store.recount();
-    return this.hasPending ? "more" : "done";
-  }
-
-  private failed(where: "publish" | "search" | "alarm", consequence: string, err: unknown): void {
-    const name = err instanceof Error ? err.name : typeof err;
-    const message = err instanceof Error ? err.message : String(err);
-    this.lastError = `${where}: ${message}`;
-    const kind = `${where}/${name}`;
-    if (this.logged.has(kind)) return;
-    this.logged.add(kind);
-    console.error(`Directory ${where}: embeddings model ${this.source?.model ?? "(none)"} failed (${consequence}); further ${name}s here are not logged until it works again:`, err);
-  }
-
-  private succeeded(where: "publish" | "search" | "alarm"): void {
-    for (const kind of this.logged) if (kind.startsWith(`${where}/`)) this.logged.delete(kind);
+  async embedPendingBatch(maxCards: number = EMBED_BATCH.cards): Promise<AlarmOutcome> {
+    return this.source ? this.alarmWork.run(this.source, maxCards) : "done";
   }
 
   stats(): EmbeddingStats {
-    const { cards, embedded, pending } = this.store.counts;
+    const { cards, embedded, setAside, pending } = this.store.counts;
     return {
       model: this.source?.model ?? null,
       floor: this.source?.floor ?? null,
@@ -208,8 +201,10 @@ export class CardEmbeddings {
       cards,
       embedded,
       pending,
+      failed: setAside,
+      lastFailure: this.store.setAsideSummary().lastReason,
       vectorBytes: this.memoryBytes(),
-      lastError: this.lastError,
+      lastError: this.log.lastError,
     };
   }
 }

@@ -13,7 +13,7 @@ import { StoredIndex } from "./index-store.ts";
 import type { DirectoryStats } from "./index-stats.ts";
 import { CardEmbeddings } from "./card-embeddings.ts";
 import type { Embedded } from "./card-embeddings.ts";
-import { EMBED_BATCH } from "./embed-queue.ts";
+import type { EmbedDeadlines } from "./embed-calls.ts";
 import { EMBEDDING_MODELS, PRODUCTION_EMBEDDING_MODEL, floorFor } from "./embedding-models.ts";
 import { HYBRID, combineHybrid } from "./hybrid-rank.ts";
 import { workersAiEmbedder } from "./semantic-index.ts";
@@ -45,8 +45,8 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
   private stored: StoredIndex | null = null;
   private semantic: CardEmbeddings | null = null;
   private source: EmbeddingSource | null;
-  /** An alarm is set for the pending cards (checked against storage once per object start). */
-  private alarmSet = false;
+  /** When the alarm for the cards to embed is known to be set (checked against storage once per object start). */
+  private alarmAt: number | null = null;
   /** Rows the cards and vectors tables took since the object started (the index counts its own). */
   private cardRowsWritten = 0;
 
@@ -73,11 +73,11 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     this.cardRowsWritten += this.ctx.storage.sql.exec(query, ...bindings).rowsWritten;
   }
 
-  /** Replaces the embeddings source (tests: a stand-in model); null = lexical only. Vectors of another model become pending. */
-  useEmbedder(source: EmbeddingSource | null): void {
+  /** Replaces the embeddings source (tests: a stand-in model, shorter deadlines); null = lexical only. Vectors of another model become pending. */
+  useEmbedder(source: EmbeddingSource | null, deadlines?: EmbedDeadlines): void {
     this.source = source;
-    this.semantic?.use(source);
-    this.alarmSet = false;
+    if (this.semantic || deadlines) this.embeddings.use(source, deadlines);
+    this.alarmAt = null;
   }
 
   /**
@@ -159,28 +159,33 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     return new Map(rows.map((row) => [String(row.name), JSON.parse(String(row.card)) as AgentCard]));
   }
 
-  /** Sets the alarm for the cards still to embed, unless one is set (a retry after a failure keeps its time). */
+  /**
+   * Sets the alarm for the cards to embed (or set aside and due again), unless one is set no later: an
+   * outage's pause keeps its time, a day's wait for set-aside cards gives way to a card newly pending.
+   */
   private async scheduleEmbedding(): Promise<void> {
-    if (this.alarmSet || !this.embeddings.hasPending) return;
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
-    this.alarmSet = true;
+    const at = this.embeddings.nextAlarmAt(Date.now());
+    if (at === null || (this.alarmAt !== null && this.alarmAt <= at)) return;
+    const set = await this.ctx.storage.getAlarm();
+    if (set === null || set > at) await this.ctx.storage.setAlarm(at);
+    this.alarmAt = set === null || set > at ? at : set;
   }
 
-  /** Embeds a batch of pending cards; again at once while cards remain, after EMBED_BATCH.retryAfterMs when the model failed. */
+  /** Embeds a batch of pending cards (embed-alarm.ts); again at once while cards remain, after a growing pause on an outage. */
   override async alarm(): Promise<void> {
-    this.alarmSet = false;
+    this.alarmAt = null;
     let next: number | null;
     try {
       const outcome = await this.embeddings.embedPendingBatch();
-      next = outcome === "more" ? Date.now() : outcome === "failed" ? Date.now() + EMBED_BATCH.retryAfterMs : null;
+      next = outcome === "more" ? Date.now() : outcome === "failed" ? Date.now() + this.embeddings.retryDelayMs : this.embeddings.nextAlarmAt(Date.now());
     } catch (err) {
-      // Not the model (card-embeddings.ts catches its failures): storage. Retried like a failed call.
+      // Not the model (embed-alarm.ts catches its failures): storage. Retried like an outage.
       console.error("Directory.alarm: embedding the pending cards failed:", err);
-      next = Date.now() + EMBED_BATCH.retryAfterMs;
+      next = Date.now() + this.embeddings.retryDelayMs;
     }
     if (next !== null) {
       await this.ctx.storage.setAlarm(next);
-      this.alarmSet = true;
+      this.alarmAt = next;
     }
   }
 

@@ -1,7 +1,7 @@
 // Cards still to embed (published before any embedder, while the model failed, or under another model),
 // taken in bounded batches by the Directory's alarm: one embeddings call per alarm, rescheduled at once
-// while cards remain and after a pause when the call failed. Platform-free. Imported by
-// card-embeddings.ts and directory.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
+// while cards remain, one by one when the batch failed (embed-alarm.ts). Platform-free. Imported by
+// card-embeddings.ts and embed-alarm.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
 import type { AgentCard } from "./card.ts";
 import { cardTexts } from "./semantic-index.ts";
 
@@ -13,8 +13,6 @@ export const EMBED_BATCH = {
    * take about a hundred texts per call.
    */
   texts: 96,
-  /** Pause after a failed call (an outage or a rate limit) before the next alarm tries again. */
-  retryAfterMs: 60_000,
 } as const;
 
 export interface Batch { cards: AgentCard[]; texts: string[]; firstText: number[] }

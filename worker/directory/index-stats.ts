@@ -31,8 +31,15 @@ export interface EmbeddingStats {
   cards: number;
   /** Cards whose stored vectors are for the current model. */
   embedded: number;
-  /** Cards still to embed (0 without a binding). */
+  /** Cards still to embed (0 without a binding); not those set aside. */
   pending: number;
+  /**
+   * Cards the model refused alone (set aside: found by their words only, holding up no one), tried again
+   * daily, when republished with changes, or under another model (embed-alarm.ts).
+   */
+  failed: number;
+  /** The model's reason for the card most recently set aside ("name: reason"); null when none is. */
+  lastFailure: string | null;
   /**
    * Memory the current model's vectors take held for search (8 bits per dimension, a norm per vector, the
    * measured per-card overhead), what the memory cap (semantic-index.ts MAX_VECTOR_BYTES) is measured against.

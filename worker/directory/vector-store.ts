@@ -1,6 +1,8 @@
 // The skill vectors in the Directory's SQLite: one row per card with the model and vector length they were
 // made with, the vectors as a BLOB of 8-bit values (vector-codec.ts). Keeps count of the cards and of those
 // whose vectors are for the current model, so a search knows without a query whether any card is pending.
+// Cards the model refused alone are *set aside* (table set_aside_cards: model, reason, when): neither
+// embedded nor pending, so they hold up no one; tried again as embed-alarm.ts says.
 // Imported by card-embeddings.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
 import type { AgentCard } from "./card.ts";
 import { fromBytes } from "./vector-codec.ts";
@@ -22,6 +24,7 @@ export class VectorStore {
   private embeddedCount = 0;
   private storedBytes = 0;
   private storedVectors = 0;
+  private setAsideCount = 0;
   rowsWritten = 0;
 
   constructor(storage: DurableObjectStorage) {
@@ -37,6 +40,7 @@ export class VectorStore {
         this.sql.exec(`INSERT OR REPLACE INTO vector_meta (id, format) VALUES (1, ?)`, VECTOR_FORMAT);
       });
     }
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS set_aside_cards (name TEXT PRIMARY KEY, model TEXT NOT NULL, reason TEXT NOT NULL, failed_at INTEGER NOT NULL)`);
     this.recount();
   }
 
@@ -53,8 +57,10 @@ export class VectorStore {
       this.embeddedCount = 0;
       this.storedBytes = 0;
       this.storedVectors = 0;
+      this.setAsideCount = 0;
       return;
     }
+    this.setAsideCount = Number(this.sql.exec(`SELECT COUNT(*) AS n FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ?`, this.key.model).one().n);
     const row = this.sql.exec(`SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(v.data)), 0) AS bytes, COALESCE(SUM(v.count), 0) AS vectors FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE ${this.currentClause("v")}`, ...this.currentBindings()).one();
     this.embeddedCount = Number(row.n);
     this.storedBytes = Number(row.bytes);
@@ -73,10 +79,40 @@ export class VectorStore {
     return this.key !== null && model === this.key.model && (this.key.dims === null || dims === this.key.dims);
   }
 
-  /** Cards, those with current vectors, those without, and the current vectors' count and bytes. */
-  get counts(): { cards: number; embedded: number; pending: number; vectors: number; bytes: number } {
-    const pending = this.key ? Math.max(0, this.cardCount - this.embeddedCount) : 0;
-    return { cards: this.cardCount, embedded: this.embeddedCount, pending, vectors: this.storedVectors, bytes: this.storedBytes };
+  /** Cards, those with current vectors, those set aside, those still to embed, and the current vectors' count and bytes. */
+  get counts(): { cards: number; embedded: number; setAside: number; pending: number; vectors: number; bytes: number } {
+    const pending = this.key ? Math.max(0, this.cardCount - this.embeddedCount - this.setAsideCount) : 0;
+    return { cards: this.cardCount, embedded: this.embeddedCount, setAside: this.setAsideCount, pending, vectors: this.storedVectors, bytes: this.storedBytes };
+  }
+
+  /** Sets `name` aside for the current model with the model's `reason` (again: a later try failed too). */
+  setAside(name: string, reason: string, now: number): void {
+    if (!this.key) return;
+    const before = this.sql.exec(`SELECT model FROM set_aside_cards WHERE name = ?`, name).toArray()[0];
+    this.rowsWritten += this.sql.exec(`INSERT OR REPLACE INTO set_aside_cards (name, model, reason, failed_at) VALUES (?, ?, ?, ?)`, name, this.key.model, reason, now).rowsWritten;
+    if (before?.model !== this.key.model) this.setAsideCount++;
+  }
+
+  /** Forgets that `name` was set aside (embedded at last, changed, or gone). */
+  private clearSetAside(name: string): void {
+    const old = this.sql.exec(`SELECT model FROM set_aside_cards WHERE name = ?`, name).toArray()[0];
+    if (!old) return;
+    this.rowsWritten += this.sql.exec(`DELETE FROM set_aside_cards WHERE name = ?`, name).rowsWritten;
+    if (this.key && old.model === this.key.model) this.setAsideCount--;
+  }
+
+  /** Up to `limit` cards set aside for the current model at or before `before`, longest aside first. */
+  setAsideDue(before: number, limit: number): AgentCard[] {
+    if (!this.key) return [];
+    const rows = this.sql.exec(`SELECT c.card FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ? AND s.failed_at <= ? ORDER BY s.failed_at LIMIT ?`, this.key.model, before, limit).toArray();
+    return rows.map((row) => JSON.parse(String(row.card)) as AgentCard);
+  }
+
+  /** When the card longest set aside (current model) was set aside, and the latest reason ("name: reason"); nulls when none is. */
+  setAsideSummary(): { oldestAt: number | null; lastReason: string | null } {
+    if (!this.key || this.setAsideCount === 0) return { oldestAt: null, lastReason: null };
+    const row = this.sql.exec(`SELECT MIN(s.failed_at) AS oldest, (SELECT s2.name || ': ' || s2.reason FROM set_aside_cards s2 JOIN cards c2 ON c2.name = s2.name WHERE s2.model = ? ORDER BY s2.failed_at DESC LIMIT 1) AS last FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ?`, this.key.model, this.key.model).one();
+    return { oldestAt: row.oldest === null ? null : Number(row.oldest), lastReason: row.last === null ? null : String(row.last) };
   }
 
   /** A card row was added (not replaced). */
@@ -88,6 +124,12 @@ export class VectorStore {
   hasCurrent(card: AgentCard): boolean {
     const row = this.sql.exec(`SELECT v.model, v.dims FROM skill_vectors v JOIN cards c ON c.name = v.name WHERE c.name = ? AND c.card = ?`, card.name, JSON.stringify(card)).toArray()[0];
     return row !== undefined && this.isCurrent(row.model, row.dims);
+  }
+
+  /** Whether the stored card of `name` is `card` and set aside for the current model (its republish, unchanged, is not tried again). */
+  isSetAside(card: AgentCard): boolean {
+    if (!this.key || this.setAsideCount === 0) return false;
+    return this.sql.exec(`SELECT 1 FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.name = ? AND s.model = ? AND c.card = ?`, card.name, this.key.model, JSON.stringify(card)).toArray().length > 0;
   }
 
   put(name: string, model: string, vectors: CardVectors): void {
@@ -104,6 +146,7 @@ export class VectorStore {
   /** Drops a card's vectors (its card changed or is gone); `cardGone` also counts the card out. */
   delete(name: string, cardGone = false): void {
     if (cardGone) this.cardCount--;
+    this.clearSetAside(name);
     const old = this.sql.exec(`SELECT model, dims, count, LENGTH(data) AS bytes FROM skill_vectors WHERE name = ?`, name).toArray()[0];
     if (!old) return;
     this.rowsWritten += this.sql.exec(`DELETE FROM skill_vectors WHERE name = ?`, name).rowsWritten;
@@ -114,10 +157,10 @@ export class VectorStore {
     }
   }
 
-  /** Up to `limit` cards without current vectors, oldest rows first. */
+  /** Up to `limit` cards without current vectors and not set aside, oldest rows first. */
   pending(limit: number): AgentCard[] {
     if (!this.key) return [];
-    const rows = this.sql.exec(`SELECT c.card FROM cards c LEFT JOIN skill_vectors v ON v.name = c.name AND ${this.currentClause("v")} WHERE v.name IS NULL ORDER BY c.rowid LIMIT ?`, ...this.currentBindings(), limit).toArray();
+    const rows = this.sql.exec(`SELECT c.card FROM cards c LEFT JOIN skill_vectors v ON v.name = c.name AND ${this.currentClause("v")} WHERE v.name IS NULL AND NOT EXISTS (SELECT 1 FROM set_aside_cards s WHERE s.name = c.name AND s.model = ?) ORDER BY c.rowid LIMIT ?`, ...this.currentBindings(), this.key.model, limit).toArray();
     return rows.map((row) => JSON.parse(String(row.card)) as AgentCard);
   }
 

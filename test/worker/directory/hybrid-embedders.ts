@@ -1,9 +1,28 @@
 // Stand-in embeddings sources for the hybrid tests (hybrid.test.ts, hybrid-embedding.test.ts): a
 // deterministic concept embedder (one dimension per concept, so "umbrella" lands near "weather forecast"),
 // and ones that fail or answer a rate limit. Each is handed to the Directory by useEmbedder, so a test
-// states the model, floor and behaviour it needs whatever env.AI the test project binds.
+// states the model, floor and behaviour it needs whatever env.AI the test project binds. Also statsWhen,
+// which runs the Directory's alarm until its embeddings figures get somewhere.
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import type { AgentCard } from "../../../worker/directory/card.ts";
+import type { EmbeddingStats } from "../../../worker/directory/index-stats.ts";
 import type { Embedder, EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
+
+export type DirectoryStub = ReturnType<typeof env.DIRECTORY.getByName>;
+
+/**
+ * Runs the directory's alarm until its embeddings figures satisfy `done`. The runtime also runs a due
+ * alarm by itself: then none is scheduled for a moment, and the next look waits for that run to end.
+ */
+export async function statsWhen(stub: DirectoryStub, done: (stats: EmbeddingStats) => boolean): Promise<EmbeddingStats> {
+  for (let looks = 0; looks < 200; looks++) {
+    const { embeddings } = await stub.indexStats();
+    if (done(embeddings)) return embeddings;
+    if (!(await runDurableObjectAlarm(stub))) await scheduler.wait(10);
+  }
+  throw new Error("the embeddings never got there after 200 looks: the Directory set no alarm, or its alarm did not do the work");
+}
 
 const CONCEPTS = [
   ["weather", "forecast", "rain", "umbrella", "sunny", "storm", "temperature"],

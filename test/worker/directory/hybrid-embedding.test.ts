@@ -2,16 +2,15 @@
 // embeds pending cards in bounded batches (and waits after a failure), a model change makes every card
 // pending, vectors from before this format are embedded again, and past the memory cap search is lexical.
 import { env } from "cloudflare:workers";
-import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
 import { CARD_OVERHEAD_BYTES } from "../../../worker/directory/semantic-index.ts";
+import { EMBED_RETRY } from "../../../worker/directory/embed-calls.ts";
 import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embed-queue.ts";
-import type { EmbeddingStats } from "../../../worker/directory/index-stats.ts";
 import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
-import { CARDS, card, failing, gated, standIn } from "./hybrid-embedders.ts";
-
-type DirectoryStub = ReturnType<typeof env.DIRECTORY.getByName>;
+import { CARDS, card, failing, gated, standIn, statsWhen } from "./hybrid-embedders.ts";
+import type { DirectoryStub } from "./hybrid-embedders.ts";
 
 async function freshDirectory(source: EmbeddingSource | null): Promise<DirectoryStub> {
   const stub = env.DIRECTORY.getByName(crypto.randomUUID());
@@ -20,19 +19,6 @@ async function freshDirectory(source: EmbeddingSource | null): Promise<Directory
 }
 
 const names = async (stub: DirectoryStub, query: string) => (await stub.search(query, 10)).hits.map((hit) => hit.card.name);
-
-/**
- * Runs the directory's alarm until its embeddings figures satisfy `done`. The runtime also runs a due
- * alarm by itself: then none is scheduled for a moment, and the next look waits for that run to end.
- */
-async function statsWhen(stub: DirectoryStub, done: (stats: EmbeddingStats) => boolean): Promise<EmbeddingStats> {
-  for (let looks = 0; looks < 200; looks++) {
-    const { embeddings } = await stub.indexStats();
-    if (done(embeddings)) return embeddings;
-    if (!(await runDurableObjectAlarm(stub))) await scheduler.wait(10);
-  }
-  throw new Error("the embeddings never got there after 200 looks: the Directory set no alarm, or its alarm did not do the work");
-}
 
 const embedPending = (stub: DirectoryStub) => statsWhen(stub, (stats) => stats.pending === 0);
 
@@ -69,14 +55,14 @@ describe("cards still to embed", () => {
     expect(await names(stub, "umbrella needed tomorrow?")).toEqual(["skycast"]);
   });
 
-  it("waits EMBED_BATCH.retryAfterMs after the model failed in the alarm, keeping the cards pending", async () => {
+  it("waits EMBED_RETRY.firstMs after the model failed in the alarm, keeping the cards pending", async () => {
     const stub = await freshDirectory(standIn("test/concepts", 0.5, failing).source);
     const before = Date.now();
     expect((await stub.publish(CARDS[0]!, 1)).ok).toBe(true);
     const embeddings = await statsWhen(stub, (stats) => stats.lastError?.startsWith("alarm: ") === true);
     expect(embeddings).toMatchObject({ state: "embedding", pending: 1 });
     const alarm = await runInDurableObject(stub, (_directory, state) => state.storage.getAlarm());
-    expect(alarm).toBeGreaterThanOrEqual(before + EMBED_BATCH.retryAfterMs);
+    expect(alarm).toBeGreaterThanOrEqual(before + EMBED_RETRY.firstMs);
   });
 
   it(`embeds at most ${EMBED_BATCH.cards} cards per alarm run, and a card republished unchanged is not embedded again`, async () => {

@@ -126,6 +126,6 @@ describe("directory with an embeddings model", () => {
   it("ranks lexically with no embeddings source at all (state off, nothing pending)", async () => {
     const { stub, names } = await directoryWith(null);
     expect(await names("umbrella needed tomorrow?")).toEqual([]);
-    expect((await stub.indexStats()).embeddings).toEqual({ model: null, floor: null, state: "off", cards: 3, embedded: 0, pending: 0, vectorBytes: 0, lastError: null });
+    expect((await stub.indexStats()).embeddings).toEqual({ model: null, floor: null, state: "off", cards: 3, embedded: 0, pending: 0, failed: 0, lastFailure: null, vectorBytes: 0, lastError: null });
   });
 });
