@@ -143,7 +143,8 @@ describe("eval:search when the model fails while the queries are asked", () => {
       (error: unknown) => error,
     );
     expect(failed).toBeInstanceOf(Error);
-    expect((failed as Error).message).toMatch(/^the model failed on 15 of \d+ embedding calls while the queries were asked\b.*first: 3040: Capacity temporarily exceeded/);
+    // The relay stops asking a failing model for a while (card-embeddings.ts), so one failed call may be all there is.
+    expect((failed as Error).message).toMatch(/^the model failed on [1-9]\d* of \d+ embedding calls while the queries were asked\b.*first: 3040: Capacity temporarily exceeded/);
   });
 });
 
