@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { LOCAL_EMBEDDING_MODEL } from "../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL } from "../worker/directory/embeddings/embedding-models.ts";
 import { serveModelOverHttp, wranglerDevConfigs } from "./local-ai/local-ai.ts";
 
 export const DEFAULT_DEV_PORT = 8787;

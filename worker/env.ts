@@ -6,7 +6,7 @@ import type { AdmissionEnv } from "./access/admission.ts";
 import type { AgentCard } from "./directory/card.ts";
 import type { DirectoryStats } from "./directory/index-stats.ts";
 import type { SearchResult } from "./directory/search-index.ts";
-import type { EmbeddingsBinding } from "./directory/semantic-index.ts";
+import type { EmbeddingsBinding } from "./directory/embeddings/semantic-index.ts";
 import type { SiblingReceipt, SiblingResult } from "./intake/sibling-receipts.ts";
 import type { SocketTimingVars } from "./delivery/socket-timings.ts";
 import type { RpcResult } from "./rpc-result.ts";
@@ -37,14 +37,14 @@ export interface Env extends AdmissionEnv, SocketTimingVars {
   DIRECTORY: DurableObjectNamespace<DirectoryRpc>;
   /**
    * Workers AI (or, locally, the model beside workerd behind the same interface): the directory embeds
-   * every card and ranks hybrid (lexical + embeddings) once the model has a floor (directory/card-embeddings.ts).
+   * every card and ranks hybrid (lexical + embeddings) once the model has a floor (directory/embeddings/card-embeddings.ts).
    */
   AI?: EmbeddingsBinding;
-  /** The embeddings model (default PRODUCTION_EMBEDDING_MODEL in directory/embedding-models.ts, @cf/baai/bge-m3). */
+  /** The embeddings model (default PRODUCTION_EMBEDDING_MODEL in directory/embeddings/embedding-models.ts, @cf/baai/bge-m3). */
   EMBEDDING_MODEL?: string;
   /**
    * The operator's calibrated floor for EMBEDDING_MODEL, a cosine in 0..1 (npm run eval:search --
-   * --calibrate); wins over the table in embedding-models.ts. Unset with a model the table has no floor
+   * --calibrate); wins over the table in directory/embeddings/embedding-models.ts. Unset with a model the table has no floor
    * for, search stays lexical.
    */
   EMBEDDING_FLOOR?: string;

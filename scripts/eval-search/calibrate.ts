@@ -2,7 +2,7 @@
 // serves). Every skill is embedded from the text the directory embeds (skillText), with the same model in
 // Node; the highest cosine any negative reaches is where off-topic answers begin, and the floor suggested
 // is just above it. Used by scripts/eval-search.ts; covered by test/node/eval-search-metrics.test.ts.
-import { cosine, skillText } from "../../worker/directory/semantic-index.ts";
+import { cosine, skillText } from "../../worker/directory/embeddings/semantic-index.ts";
 import type { SearchSet } from "./search-set.ts";
 import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 

@@ -2,7 +2,7 @@
 // the lexical run, each on a fresh relay. Used by scripts/eval-search.ts (which bundles the Worker and
 // prints); covered by test/node/eval-search.e2e.test.ts.
 import { runLocalModel } from "../local-ai/local-model.ts";
-import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 import type { WorkerBundle } from "../local-workerd.ts";
 import { calibrate, embedderFromRun } from "./calibrate.ts";
 import type { Calibration, TextEmbedder } from "./calibrate.ts";

@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Response } from "miniflare";
 import type { LegacyWorkerOptions, Miniflare, Request } from "miniflare";
-import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 import { runLocalModel } from "./local-model.ts";
 import type { NodeEmbeddingsRun } from "./local-model.ts";
 

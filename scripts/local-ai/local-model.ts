@@ -3,7 +3,7 @@
 // import this file). workerd refuses to compile WebAssembly from bytes, so the model cannot run inside
 // the local Worker; the relay reaches it through local-ai-worker.js over the Workers AI interface.
 // Imported by scripts/local-ai/local-ai.ts; covered by test/node/local-ai.test.ts.
-import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 
 /** What Workers AI's `env.AI.run(model, {text})` answers for a text-embedding model. */
 export interface EmbeddingsAnswer {

@@ -14,7 +14,7 @@ import type { NodeEmbeddingsRun } from "../../scripts/local-ai/local-model.ts";
 import { evaluate } from "../../scripts/eval-search/evaluate.ts";
 import { runSearchSet } from "../../scripts/eval-search/relay-run.ts";
 import { readSearchSet } from "../../scripts/eval-search/search-set.ts";
-import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 
 const ROOT = join(import.meta.dirname, "../..");
 const SMALL_SET = join(ROOT, "test/fixtures/search/small-set.json");

@@ -1,7 +1,7 @@
 // The local stack's Workers AI (scripts/local-ai/): the English model in Node answers as Workers AI's
 // text-embedding models do, and a worker in Miniflare reaches it, or another embedder, through env.AI.run.
 import { afterAll, describe, expect, it } from "vitest";
-import { LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { localAiForMiniflare, serveModelOverHttp, wranglerDevConfigs } from "../../scripts/local-ai/local-ai.ts";

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_DEV_PORT, devRelayArgs } from "../../scripts/dev-relay.ts";
-import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL } from "../../worker/directory/embeddings/embedding-models.ts";
 import { freePort } from "../openclaw/support/real-gateway.ts";
 
 const portOf = (args: string[]) => args.filter((arg, i) => args[i - 1] === "--port");

@@ -1,7 +1,7 @@
 // The agent directory: one Durable Object holding every published card in SQLite and the search index
 // persisted beside them (index-store.ts), loaded on the first search or publish: a start-up reads the
 // index's unit arrays, not every card, so it stays quick as the directory grows (docs/directory.md, "Scale").
-// Skill vectors too when an embeddings binding is set (card-embeddings.ts: search is hybrid once every card
+// Skill vectors too when an embeddings binding is set (embeddings/card-embeddings.ts: search is hybrid once every card
 // has vectors of the current model; the alarm embeds the cards still pending). Search is off the message
 // path, so one object serves the whole relay.
 import { DurableObject } from "cloudflare:workers";
@@ -11,13 +11,13 @@ import { asRpcResult } from "../rpc-result.ts";
 import type { RpcResult } from "../rpc-result.ts";
 import { StoredIndex } from "./index-store.ts";
 import type { DirectoryStats } from "./index-stats.ts";
-import { CardEmbeddings } from "./card-embeddings.ts";
-import type { Embedded } from "./card-embeddings.ts";
-import type { EmbedDeadlines } from "./embed-calls.ts";
-import { EMBEDDING_MODELS, PRODUCTION_EMBEDDING_MODEL, floorFor } from "./embedding-models.ts";
-import { HYBRID, combineHybrid } from "./hybrid-rank.ts";
-import { workersAiEmbedder } from "./semantic-index.ts";
-import type { EmbeddingSource } from "./semantic-index.ts";
+import { CardEmbeddings } from "./embeddings/card-embeddings.ts";
+import type { Embedded } from "./embeddings/card-embeddings.ts";
+import type { EmbedDeadlines } from "./embeddings/embed-calls.ts";
+import { EMBEDDING_MODELS, PRODUCTION_EMBEDDING_MODEL, floorFor } from "./embeddings/embedding-models.ts";
+import { HYBRID, combineHybrid } from "./embeddings/hybrid-rank.ts";
+import { workersAiEmbedder } from "./embeddings/semantic-index.ts";
+import type { EmbeddingSource } from "./embeddings/semantic-index.ts";
 import type { AgentCard } from "./card.ts";
 import type { SearchResult } from "./search-index.ts";
 
@@ -145,7 +145,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     return row ? (JSON.parse(String(row.card)) as AgentCard) : null;
   }
 
-  /** Hybrid when every card has vectors of a calibrated model (card-embeddings.ts); lexical otherwise, and whenever the model fails. */
+  /** Hybrid when every card has vectors of a calibrated model (embeddings/card-embeddings.ts); lexical otherwise, and whenever the model fails. */
   async search(query: string, limit: number): Promise<SearchResult> {
     await this.scheduleEmbedding();
     const semantic = await this.embeddings.closest(query);
@@ -171,7 +171,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
     this.alarmAt = set === null || set > at ? at : set;
   }
 
-  /** Embeds a batch of pending cards (embed-alarm.ts); again at once while cards remain, after a growing pause on an outage. */
+  /** Embeds a batch of pending cards (embeddings/embed-alarm.ts); again at once while cards remain, after a growing pause on an outage. */
   override async alarm(): Promise<void> {
     this.alarmAt = null;
     let next: number | null;
@@ -179,7 +179,7 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
       const outcome = await this.embeddings.embedPendingBatch();
       next = outcome === "more" ? Date.now() : outcome === "failed" ? Date.now() + this.embeddings.retryDelayMs : this.embeddings.nextAlarmAt(Date.now());
     } catch (err) {
-      // Not the model (embed-alarm.ts catches its failures): storage. Retried like an outage.
+      // Not the model (embeddings/embed-alarm.ts catches its failures): storage. Retried like an outage.
       console.error("Directory.alarm: embedding the pending cards failed:", err);
       next = Date.now() + this.embeddings.retryDelayMs;
     }

@@ -22,7 +22,7 @@ export interface IndexStats {
  */
 export type EmbeddingsState = "off" | "uncalibrated" | "embedding" | "ready" | "over_capacity";
 
-/** The directory's semantic half (card-embeddings.ts). The search evaluator waits for `pending === 0`. */
+/** The directory's semantic half (embeddings/card-embeddings.ts). The search evaluator waits for `pending === 0`. */
 export interface EmbeddingStats {
   /** The model cards are embedded with; null without an embeddings binding. */
   model: string | null;
@@ -35,14 +35,14 @@ export interface EmbeddingStats {
   pending: number;
   /**
    * Cards the model refused alone (set aside: found by their words only, holding up no one), tried again
-   * daily, when republished with changes, or under another model (embed-alarm.ts).
+   * daily, when republished with changes, or under another model (embeddings/embed-alarm.ts).
    */
   failed: number;
   /** The model's reason for the card most recently set aside ("name: reason"); null when none is. */
   lastFailure: string | null;
   /**
    * Memory the current model's vectors take held for search (8 bits per dimension, a norm per vector, the
-   * measured per-card overhead), what the memory cap (semantic-index.ts MAX_VECTOR_BYTES) is measured against.
+   * measured per-card overhead), what the memory cap (embeddings/semantic-index.ts MAX_VECTOR_BYTES) is measured against.
    */
   vectorBytes: number;
   /** The last embeddings failure since the object started or the model changed ("where: message"). */

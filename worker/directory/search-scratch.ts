@@ -9,7 +9,7 @@ import type { UnitTable } from "./unit-table.ts";
 export interface RankedAgent { name: string; score: number; skill: number }
 /**
  * `weak`: agents found only through the off-topic guard's weak terms (see rank), best first, kept only
- * when asked for: hybrid search lets meaning decide whether such a hit is an answer (hybrid-rank.ts).
+ * when asked for: hybrid search lets meaning decide whether such a hit is an answer (embeddings/hybrid-rank.ts).
  */
 export interface Ranking { hits: RankedAgent[]; total: number; weak: RankedAgent[] }
 

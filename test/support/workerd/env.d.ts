@@ -1,7 +1,7 @@
 // Bindings the workerd tests see: the Worker's own (AI the local model) plus the stand-in hub's URL
 // (vitest.config.ts).
 import type { Directory } from "../../../worker/directory/directory.ts";
-import type { EmbeddingsBinding } from "../../../worker/directory/semantic-index.ts";
+import type { EmbeddingsBinding } from "../../../worker/directory/embeddings/semantic-index.ts";
 import type { Inbox } from "../../../worker/inbox.ts";
 
 declare global {

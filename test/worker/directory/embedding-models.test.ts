@@ -1,11 +1,11 @@
-// The embedding models the directory knows (worker/directory/embedding-models.ts) and how the Directory
+// The embedding models the directory knows (worker/directory/embeddings/embedding-models.ts) and how the Directory
 // takes its source from the bindings (sourceFromEnv): floors per model, the operator's EMBEDDING_FLOOR,
 // a model without a floor or unknown ranking lexically, and no binding meaning no embeddings at all.
 import { describe, expect, it, vi } from "vitest";
 import { sourceFromEnv } from "../../../worker/directory/directory.ts";
-import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL, floorFor } from "../../../worker/directory/embedding-models.ts";
+import { EMBEDDING_MODELS, LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL, floorFor } from "../../../worker/directory/embeddings/embedding-models.ts";
 import type { Env } from "../../../worker/env.ts";
-import type { EmbeddingsBinding } from "../../../worker/directory/semantic-index.ts";
+import type { EmbeddingsBinding } from "../../../worker/directory/embeddings/semantic-index.ts";
 
 const answering = (dims: number): EmbeddingsBinding => ({ run: async (_model, { text }) => ({ shape: [text.length, dims], data: text.map(() => Array.from({ length: dims }, () => 0.5)) }) });
 const envWith = (vars: Partial<Env>) => vars as Env;

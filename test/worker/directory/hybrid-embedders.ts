@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import type { AgentCard } from "../../../worker/directory/card.ts";
 import type { EmbeddingStats } from "../../../worker/directory/index-stats.ts";
-import type { Embedder, EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
+import type { Embedder, EmbeddingSource } from "../../../worker/directory/embeddings/semantic-index.ts";
 
 export type DirectoryStub = ReturnType<typeof env.DIRECTORY.getByName>;
 

@@ -4,11 +4,11 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { CardEmbeddings } from "../../../worker/directory/card-embeddings.ts";
-import { CARD_OVERHEAD_BYTES } from "../../../worker/directory/semantic-index.ts";
-import { EMBED_RETRY } from "../../../worker/directory/embed-calls.ts";
-import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embed-queue.ts";
-import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
+import { CardEmbeddings } from "../../../worker/directory/embeddings/card-embeddings.ts";
+import { CARD_OVERHEAD_BYTES } from "../../../worker/directory/embeddings/semantic-index.ts";
+import { EMBED_RETRY } from "../../../worker/directory/embeddings/embed-calls.ts";
+import { EMBED_BATCH, takeBatch } from "../../../worker/directory/embeddings/embed-queue.ts";
+import type { EmbeddingSource } from "../../../worker/directory/embeddings/semantic-index.ts";
 import { CARDS, card, failing, gated, standIn, statsWhen } from "./hybrid-embedders.ts";
 import type { DirectoryStub } from "./hybrid-embedders.ts";
 

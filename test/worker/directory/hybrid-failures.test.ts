@@ -4,9 +4,9 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { EMBED_RETRY, PROBE_TEXT } from "../../../worker/directory/embed-calls.ts";
-import type { EmbedDeadlines } from "../../../worker/directory/embed-calls.ts";
-import type { Embedder, EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
+import { EMBED_RETRY, PROBE_TEXT } from "../../../worker/directory/embeddings/embed-calls.ts";
+import type { EmbedDeadlines } from "../../../worker/directory/embeddings/embed-calls.ts";
+import type { Embedder, EmbeddingSource } from "../../../worker/directory/embeddings/semantic-index.ts";
 import { CARDS, card, conceptVectors, standIn, statsWhen } from "./hybrid-embedders.ts";
 import type { DirectoryStub } from "./hybrid-embedders.ts";
 

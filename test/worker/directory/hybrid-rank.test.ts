@@ -1,9 +1,9 @@
-// The hybrid rule (worker/directory/hybrid-rank.ts) as a pure function: the semantic score from the
+// The hybrid rule (worker/directory/embeddings/hybrid-rank.ts) as a pure function: the semantic score from the
 // re-rank base, semantic-only admission at the floor, the weights, best_skill_id, total and the limit.
 import { describe, expect, it } from "vitest";
 import type { AgentCard } from "../../../worker/directory/card.ts";
-import { HYBRID, agreeingWeakHits, combineHybrid, rerankBase, semanticScore } from "../../../worker/directory/hybrid-rank.ts";
-import type { Closest } from "../../../worker/directory/hybrid-rank.ts";
+import { HYBRID, agreeingWeakHits, combineHybrid, rerankBase, semanticScore } from "../../../worker/directory/embeddings/hybrid-rank.ts";
+import type { Closest } from "../../../worker/directory/embeddings/hybrid-rank.ts";
 import type { SearchResult } from "../../../worker/directory/search-index.ts";
 
 const FLOOR = 0.55;

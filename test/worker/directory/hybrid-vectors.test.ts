@@ -2,8 +2,8 @@
 // values whose cosines stay within 0.002 of float32's (so only near-ties may swap), stored bytes that are
 // not whole vectors refused, and each card's closest skill found at or above a cosine.
 import { describe, expect, it } from "vitest";
-import { SemanticIndex, cosine } from "../../../worker/directory/semantic-index.ts";
-import { cosineAt, fromBytes, quantise, unit } from "../../../worker/directory/vector-codec.ts";
+import { SemanticIndex, cosine } from "../../../worker/directory/embeddings/semantic-index.ts";
+import { cosineAt, fromBytes, quantise, unit } from "../../../worker/directory/embeddings/vector-codec.ts";
 
 /** Deterministic vectors near a few topic centres, as sentence embeddings of related texts are. */
 function clustered(count: number, dims: number, seed: number): number[][] {

@@ -4,8 +4,8 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
-import { SEARCH_RETRY_MS } from "../../../worker/directory/card-embeddings.ts";
-import type { EmbeddingSource } from "../../../worker/directory/semantic-index.ts";
+import { SEARCH_RETRY_MS } from "../../../worker/directory/embeddings/card-embeddings.ts";
+import type { EmbeddingSource } from "../../../worker/directory/embeddings/semantic-index.ts";
 import { tokenize } from "../../../worker/directory/tokenize.ts";
 import { claimInbox, relayFetch, signedFetch } from "../../support/workerd/agents.ts";
 import { CARDS, failing, rateLimited, standIn } from "./hybrid-embedders.ts";

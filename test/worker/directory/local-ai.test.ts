@@ -2,7 +2,7 @@
 // process (scripts/local-ai/, vitest.config.ts) over JS RPC, the way the relay calls Workers AI.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL } from "../../../worker/directory/embedding-models.ts";
+import { LOCAL_EMBEDDING_MODEL, PRODUCTION_EMBEDDING_MODEL } from "../../../worker/directory/embeddings/embedding-models.ts";
 
 interface Answer {
   shape: number[];

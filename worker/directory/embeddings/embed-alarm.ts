@@ -5,7 +5,7 @@
 // pending and the alarm waits 60 s, doubling to an hour, until a call works. Set-aside cards are tried
 // again once a day (EMBED_RETRY.setAsideMs), when republished with changes, or under another model.
 // Imported by card-embeddings.ts; covered by test/worker/directory/hybrid-failures.test.ts.
-import type { AgentCard } from "./card.ts";
+import type { AgentCard } from "../card.ts";
 import { EMBED_BATCH, takeBatch, vectorsByCard } from "./embed-queue.ts";
 import { EMBED_RETRY, PROBE_TEXT, embedWithin, outageDelayMs } from "./embed-calls.ts";
 import { EmbedFailureLog, messageOf } from "./embed-failure-log.ts";

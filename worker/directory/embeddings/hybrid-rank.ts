@@ -8,8 +8,8 @@
 // semantic agreement may still order it, and a hit the off-topic guard set aside counts when meaning
 // names the same agent. Measured with `npm run eval:search` on the dev set and the local model (floor
 // 0.596): 85.7 % top-1 with every off-topic query empty; 83.3 % without that agreement (docs/directory.md).
-import type { AgentCard } from "./card.ts";
-import type { SearchHit, SearchResult } from "./search-index.ts";
+import type { AgentCard } from "../card.ts";
+import type { SearchHit, SearchResult } from "../search-index.ts";
 
 export const HYBRID = {
   /**

@@ -4,7 +4,7 @@
 // Cards the model refused alone are *set aside* (table set_aside_cards: model, reason, when): neither
 // embedded nor pending, so they hold up no one; tried again as embed-alarm.ts says.
 // Imported by card-embeddings.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
-import type { AgentCard } from "./card.ts";
+import type { AgentCard } from "../card.ts";
 import { fromBytes } from "./vector-codec.ts";
 import type { CardVectors } from "./vector-codec.ts";
 

@@ -2,7 +2,7 @@
 // taken in bounded batches by the Directory's alarm: one embeddings call per alarm, rescheduled at once
 // while cards remain, one by one when the batch failed (embed-alarm.ts). Platform-free. Imported by
 // card-embeddings.ts and embed-alarm.ts; covered by test/worker/directory/hybrid-embedding.test.ts.
-import type { AgentCard } from "./card.ts";
+import type { AgentCard } from "../card.ts";
 import { cardTexts } from "./semantic-index.ts";
 
 export const EMBED_BATCH = {

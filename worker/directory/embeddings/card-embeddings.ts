@@ -4,7 +4,7 @@
 // when every card not set aside has vectors of the current model, the model has a floor and the vectors
 // fit the memory cap; otherwise, and whenever the model fails, the search ranks lexically. Imported by directory.ts; covered by
 // test/worker/directory/hybrid.test.ts, hybrid-embedding.test.ts and hybrid-failures.test.ts.
-import type { AgentCard } from "./card.ts";
+import type { AgentCard } from "../card.ts";
 import { EMBED_DEADLINES_MS, embedWithin } from "./embed-calls.ts";
 import type { EmbedDeadlines } from "./embed-calls.ts";
 import { EmbedAlarm } from "./embed-alarm.ts";
@@ -13,7 +13,7 @@ import { EmbedFailureLog } from "./embed-failure-log.ts";
 import { EMBED_BATCH } from "./embed-queue.ts";
 import { rerankBase } from "./hybrid-rank.ts";
 import type { Closest } from "./hybrid-rank.ts";
-import type { EmbeddingStats, EmbeddingsState } from "./index-stats.ts";
+import type { EmbeddingStats, EmbeddingsState } from "../index-stats.ts";
 import { QueryVectorCache } from "./query-vector-cache.ts";
 import { CARD_OVERHEAD_BYTES, MAX_VECTOR_BYTES, SemanticIndex, cardTexts } from "./semantic-index.ts";
 import type { EmbeddingSource } from "./semantic-index.ts";

@@ -3,7 +3,7 @@
 // in memory for a search's linear scan. Platform-free: imported by the Directory's parts
 // (card-embeddings.ts, vector-store.ts) and by the search evaluator (skillText, cosine). Covered by
 // test/worker/directory/hybrid.test.ts and hybrid-vectors.test.ts.
-import type { AgentCard, SkillCard } from "./card.ts";
+import type { AgentCard, SkillCard } from "../card.ts";
 import type { Closest } from "./hybrid-rank.ts";
 import { cosineAt } from "./vector-codec.ts";
 import type { CardVectors } from "./vector-codec.ts";
