@@ -6,6 +6,7 @@
 // JSON valid. And `status`'s exit code for paused, gateway down and a stalled lane (STATUS_EXIT).
 import { describe, expect, it } from "vitest";
 import type { AgentStatusAnswer } from "../../local-agent/agent-status.ts";
+import { agentStatusFixture } from "./inspector-server.ts";
 import { STATUS_EXIT, statusExitCode, statusText } from "../../local-agent/cli/cli-status.ts";
 import { terminalBlock, terminalOutput } from "../../local-agent/cli/terminal-text.ts";
 import { createLogger } from "../../local-agent/logger.ts";
@@ -49,18 +50,14 @@ function shown(): ShownMessage {
   };
 }
 
+/** The inspector tests' standalone agent, connecting through a relay error, with a gateway error and a queue: text a sender or an app wrote in each. */
 function statusAnswer(delivery: Partial<AgentStatusAnswer["delivery"]> = {}): AgentStatusAnswer {
+  const base = agentStatusFixture(NOW, "http://relay.test", {
+    counted_since: NOW - 3_600_000, delivered: 12, last_error: { id: 7, message: `the gateway answered 500: ${CSI}${CR}`, at: NOW - 5000 }, queued: 3, in_flight: 1, cursor: 41, ...delivery,
+  });
   return {
-    agent_id: "ag_0123456789ab",
-    runs_in: "standalone",
-    relay: { url: "http://relay.test", state: "connecting", since: NOW - 60_000, backlog: 0, error: `the relay answered 503: ${OSC8}` },
-    gateway: { port: 18789, hooks_path: "/hooks", config_path: null, auth_source: "none", config_error: null, problem: null },
-    delivery: {
-      counted_since: NOW - 3_600_000, delivered: 12, rejected: 0, last_delivery: null, paused: null, recent_rejections: [], last_error: { id: 7, message: `the gateway answered 500: ${CSI}${CR}`, at: NOW - 5000 },
-      queued: 3, in_flight: 1, concurrency: 4, gateway_down: null, lanes: [], cursor: 41, forwards: [], ...delivery,
-    },
-    delegation: { waiting: 0, late_results_dropped: 0 },
-    hub: { mode: null, watch: { state: "off", url: "", since: NOW, last_update_at: null, updates: 0, error: null }, credentials: null },
+    ...base,
+    relay: { ...base.relay, state: "connecting", since: NOW - 60_000, error: `the relay answered 503: ${OSC8}` },
     api_port: 19791,
     started_at: NOW - 3_600_000,
     relay_queue: { queued: 3, sent: 1, dead: 0, oldest_waiting_at: NOW - 180_000 },
