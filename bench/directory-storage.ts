@@ -1,16 +1,16 @@
 // The Directory object reached around the relay (directory scenario): its SQLite file, edited while no
-// workerd runs, and its RPC through Miniflare's proxy.
+// workerd runs, and its RPC through Miniflare's proxy (scripts/eval-search/directory-rpc.ts, shared with the search evaluator).
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { Miniflare } from "miniflare";
 import type { CardFile } from "../local-agent/society/card-file.ts";
 import { parseCard } from "../worker/directory/card.ts";
-import type { DirectoryStats } from "../worker/directory/index-stats.ts";
+import { DIRECTORY_NAME, directoryStats, directoryStub } from "../scripts/eval-search/directory-rpc.ts";
 import { runClosedLoop } from "./http-client.ts";
 
-/** The Directory object's name (worker/directory/routes.ts DIRECTORY_NAME; that module needs the Workers runtime). */
-export const DIRECTORY_NAME = "directory";
+export { DIRECTORY_NAME, directoryStats };
+
 export const directoryDir = (persistDir: string) => path.join(persistDir, "do", "clawrelay-Directory");
 /** A synthetic agent id for a card loaded without an agent (ag_ and 12 hex digits, as agentIdFor makes). */
 export const syntheticAgentId = (i: number) => `ag_f${i.toString(16).padStart(11, "0")}`;
@@ -44,20 +44,8 @@ export function invalidateIndex(db: DatabaseSync): void {
   if (Number(db.prepare(`UPDATE search_meta SET json = '{"format":0}'`).run().changes) !== 1) throw new Error("the Directory has no persisted search index to invalidate");
 }
 
-// The Directory object through Miniflare's RPC proxy: Miniflare lets go of the object only when the proxy is
-// garbage-collected, and till then it cannot be evicted, so an eviction must follow a restart.
-async function directory(mf: Miniflare) {
-  const namespace = await mf.getDurableObjectNamespace("DIRECTORY");
-  return namespace.get(namespace.idFromName(DIRECTORY_NAME)) as unknown as {
-    publish(card: unknown, signedAt: number): Promise<{ ok: boolean; code?: string; message?: string }>;
-    indexStats(): Promise<DirectoryStats>;
-  };
-}
-
-export const directoryStats = async (mf: Miniflare) => JSON.parse(JSON.stringify(await (await directory(mf)).indexStats())) as DirectoryStats;
-
 export async function publishThroughRpc(mf: Miniflare, cards: readonly unknown[], signedAt: number, concurrency: number) {
-  const stub = await directory(mf);
+  const stub = await directoryStub(mf);
   return runClosedLoop(cards.length, concurrency, async (i) => {
     const start = performance.now();
     const answer = await stub.publish(cards[i], signedAt);

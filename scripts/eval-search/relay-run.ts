@@ -8,6 +8,7 @@ import type { Miniflare } from "miniflare";
 import { terminalSafe } from "../../local-agent/cli/terminal-text.ts";
 import { startRelayMiniflare } from "../local-workerd.ts";
 import type { RelayMiniflareOptions, WorkerBundle } from "../local-workerd.ts";
+import type { DirectoryStats, EmbeddingStats } from "../../worker/directory/index-stats.ts";
 import { directoryStats, publishCards } from "./directory-rpc.ts";
 import { figuresOf } from "./metrics.ts";
 import type { Figures, NegativeOutcome, QueryOutcome, SearchHit } from "./metrics.ts";
@@ -17,18 +18,6 @@ import type { NodeEmbeddingsRun } from "../local-ai/local-model.ts";
 
 /** What answers the relay's AI binding: the local model in Node, none (lexical), or a run given here. */
 export type RelayEmbeddings = NonNullable<RelayMiniflareOptions["embeddings"]>;
-
-/** The Directory's `indexStats().embeddings` (absent from a relay without embeddings support). */
-export interface EmbeddingsStats {
-  model: string | null;
-  floor: number | null;
-  state: "off" | "uncalibrated" | "embedding" | "ready" | "over_capacity";
-  cards: number;
-  embedded: number;
-  pending: number;
-  vectorBytes: number;
-  lastError: string | null;
-}
 
 export interface RunOptions {
   embeddings: RelayEmbeddings;
@@ -45,7 +34,7 @@ export interface RunResult {
   queries: QueryOutcome[];
   negatives: NegativeOutcome[];
   /** The directory's embeddings as the queries were asked; null when the relay reports none. */
-  embeddings: EmbeddingsStats | null;
+  embeddings: EmbeddingStats | null;
 }
 
 const DEFAULT_EMBED_TIMEOUT_MS = 300_000;
@@ -56,12 +45,13 @@ export const NEGATIVE_LIMIT = 3;
 // The directory never reaches the hub; the relay only needs a URL for the var.
 const UNUSED_HUB_URL = "http://127.0.0.1:9";
 
-async function embeddingsStats(mf: Miniflare): Promise<EmbeddingsStats | null> {
-  return ((await directoryStats(mf)).embeddings as EmbeddingsStats | undefined) ?? null;
+async function embeddingsStats(mf: Miniflare): Promise<EmbeddingStats | null> {
+  // Absent from a relay without embeddings support.
+  return ((await directoryStats(mf)) as Partial<DirectoryStats>).embeddings ?? null;
 }
 
 /** Waits until no card is left to embed, or the directory says it ranks lexically whatever is stored. */
-async function settledEmbeddings(mf: Miniflare, timeoutMs: number): Promise<EmbeddingsStats | null> {
+async function settledEmbeddings(mf: Miniflare, timeoutMs: number): Promise<EmbeddingStats | null> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stats = await embeddingsStats(mf);
