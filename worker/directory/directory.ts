@@ -164,6 +164,9 @@ export class Directory extends DurableObject<Env> implements DirectoryRpc {
    * outage's pause keeps its time, a day's wait for set-aside cards gives way to a card newly pending.
    */
   private async scheduleEmbedding(): Promise<void> {
+    // Searches call this: with an alarm set and no card pending, only set-aside cards could be due, and the
+    // alarm reschedules them itself when it runs — no need to read their times on every search.
+    if (this.alarmAt !== null && this.embeddings.pendingCards === 0) return;
     const at = this.embeddings.nextAlarmAt(Date.now());
     if (at === null || (this.alarmAt !== null && this.alarmAt <= at)) return;
     const set = await this.ctx.storage.getAlarm();

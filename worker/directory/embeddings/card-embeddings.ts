@@ -98,6 +98,11 @@ export class CardEmbeddings {
     return bytes + 4 * vectors + CARD_OVERHEAD_BYTES * embedded;
   }
 
+  /** Cards still to embed for the current model (not those set aside). */
+  get pendingCards(): number {
+    return this.store.counts.pending;
+  }
+
   /** When the alarm should next run for the cards to embed or set aside; null: no need. */
   nextAlarmAt(now: number): number | null {
     return this.source ? this.alarmWork.nextAt(now) : null;
@@ -202,7 +207,7 @@ export class CardEmbeddings {
       embedded,
       pending,
       failed: setAside,
-      lastFailure: this.store.setAsideSummary().lastReason,
+      lastFailure: this.store.lastSetAsideReason(),
       vectorBytes: this.memoryBytes(),
       lastError: this.log.lastError,
     };

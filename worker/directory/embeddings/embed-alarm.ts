@@ -50,7 +50,7 @@ export class EmbedAlarm {
     const { pending } = this.host.store.counts;
     // An outage's pause holds for the set-aside cards too: a search must not bring the alarm forward.
     if (pending > 0) return Math.max(now, this.retryAt);
-    const { oldestAt } = this.host.store.setAsideSummary();
+    const oldestAt = this.host.store.oldestSetAsideAt();
     return oldestAt === null ? null : Math.max(now, this.retryAt, oldestAt + EMBED_RETRY.setAsideMs);
   }
 

@@ -108,11 +108,18 @@ export class VectorStore {
     return rows.map((row) => JSON.parse(String(row.card)) as AgentCard);
   }
 
-  /** When the card longest set aside (current model) was set aside, and the latest reason ("name: reason"); nulls when none is. */
-  setAsideSummary(): { oldestAt: number | null; lastReason: string | null } {
-    if (!this.key || this.setAsideCount === 0) return { oldestAt: null, lastReason: null };
-    const row = this.sql.exec(`SELECT MIN(s.failed_at) AS oldest, (SELECT s2.name || ': ' || s2.reason FROM set_aside_cards s2 JOIN cards c2 ON c2.name = s2.name WHERE s2.model = ? ORDER BY s2.failed_at DESC LIMIT 1) AS last FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ?`, this.key.model, this.key.model).one();
-    return { oldestAt: row.oldest === null ? null : Number(row.oldest), lastReason: row.last === null ? null : String(row.last) };
+  /** When the earliest card still set aside for the current model was set aside; null when none is. */
+  oldestSetAsideAt(): number | null {
+    if (!this.key || this.setAsideCount === 0) return null;
+    const row = this.sql.exec(`SELECT MIN(s.failed_at) AS oldest FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ?`, this.key.model).one();
+    return row.oldest === null ? null : Number(row.oldest);
+  }
+
+  /** "name: reason" of the card most recently set aside for the current model; null when none is. */
+  lastSetAsideReason(): string | null {
+    if (!this.key || this.setAsideCount === 0) return null;
+    const row = this.sql.exec(`SELECT s.name || ': ' || s.reason AS last FROM set_aside_cards s JOIN cards c ON c.name = s.name WHERE s.model = ? ORDER BY s.failed_at DESC LIMIT 1`, this.key.model).toArray()[0];
+    return row?.last === undefined || row.last === null ? null : String(row.last);
   }
 
   /** A card row was added (not replaced). */
